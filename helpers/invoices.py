@@ -1,0 +1,130 @@
+"""The invoice schemas and the hand-authored reference cases the notebooks score.
+
+The models live here, not in a notebook, so an experiment saved with `Experiment.to_file`
+reloads: `StructuredOutputSimilarity` records its model as a dotted path, and a class
+defined in `__main__` has no path another process can import.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any, Optional
+
+from pydantic import BaseModel, Field, ValidationError
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "invoices"
+REFERENCE_CASES = DATA_DIR / "reference_cases.json"
+SPARSE_CASES = DATA_DIR / "sparse_cases.json"
+
+
+class LineItem(BaseModel):
+    """One billed line of an invoice."""
+
+    sku: Optional[str] = None
+    description: Optional[str] = None
+    unit_price: Optional[float] = None
+
+
+class Invoice(BaseModel):
+    """The reference invoice schema: five fields, one of them a list of objects."""
+
+    invoice_id: str = Field(description="Invoice number exactly as printed")
+    vendor_name: str = Field(description="Name of the company that issued the invoice")
+    invoice_date: Optional[date] = Field(default=None, description="Date of issue")
+    total_amount: Optional[float] = Field(default=None, description="Amount due, in dollars")
+    line_items: list[LineItem] = Field(description="Every billed line, in any order")
+
+
+class SparseInvoice(BaseModel):
+    """A sparse schema: two required strings and eight optional fields usually left blank.
+
+    `invoice_date` is typed `str` on purpose: the notebook shows what that costs.
+    """
+
+    invoice_id: str
+    vendor_name: str
+    invoice_date: Optional[str] = None
+    total_amount: Optional[float] = None
+    tax_amount: Optional[float] = None
+    po_number: Optional[str] = None
+    payment_terms: Optional[str] = None
+    shipping_address: Optional[str] = None
+    billing_address: Optional[str] = None
+    notes: Optional[str] = None
+
+
+SCHEMAS: dict[str, type[BaseModel]] = {"Invoice": Invoice, "SparseInvoice": SparseInvoice}
+_RECORD_KEYS = ("name", "broken", "ground_truth", "prediction")
+
+
+class CaseFileError(ValueError):
+    """A case file is missing or malformed; the message names the file, record and field."""
+
+
+@dataclass(frozen=True)
+class ReferenceCase:
+    """One hand-authored case: a ground truth and a prediction with one thing broken."""
+
+    name: str
+    broken: str
+    ground_truth: BaseModel
+    prediction: BaseModel
+
+
+def load_cases(path: Path | str) -> list[ReferenceCase]:
+    """Read a case file and validate every record against the schema it names.
+
+    Raises:
+        CaseFileError: If the file is missing, is not JSON, names an unknown schema, or a
+            record lacks a key or does not validate. The message says which, and where.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CaseFileError(f"{path}: case file not found; restore it from version control")
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CaseFileError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from exc
+    if not isinstance(document, dict) or not isinstance(document.get("cases"), list):
+        raise CaseFileError(f"{path}: expected an object with a 'cases' list")
+    schema_name = document.get("schema")
+    if schema_name not in SCHEMAS:
+        raise CaseFileError(f"{path}: field 'schema' is {schema_name!r}; use one of {', '.join(SCHEMAS)}")
+    schema = SCHEMAS[schema_name]
+    return [_read_record(path, index, record, schema) for index, record in enumerate(document["cases"])]
+
+
+def _read_record(path: Path, index: int, record: Any, schema: type[BaseModel]) -> ReferenceCase:
+    """Validate one record, naming it by its `name` when it has one, else by position."""
+    label = f"record {index}"
+    if isinstance(record, dict) and isinstance(record.get("name"), str):
+        label = f"record {index} ({record['name']!r})"
+    if not isinstance(record, dict):
+        raise CaseFileError(f"{path}: {label} must be an object with keys {', '.join(_RECORD_KEYS)}")
+    for key in _RECORD_KEYS:
+        if key not in record:
+            raise CaseFileError(f"{path}: {label} has no field {key!r}; every record needs {', '.join(_RECORD_KEYS)}")
+    sides = {}
+    for side in ("ground_truth", "prediction"):
+        try:
+            sides[side] = schema.model_validate(record[side])
+        except ValidationError as exc:
+            error = exc.errors(include_url=False)[0]
+            where = ".".join(map(str, error["loc"])) or "(root)"
+            raise CaseFileError(
+                f"{path}: {label}, field {side}.{where}: {error['msg']} (schema {schema.__name__})"
+            ) from exc
+    return ReferenceCase(str(record["name"]), str(record["broken"]), sides["ground_truth"], sides["prediction"])
+
+
+def reference_cases() -> list[ReferenceCase]:
+    """The six reference invoices: perfect, case-only, amount-off, missing, extra-line, wrong."""
+    return load_cases(REFERENCE_CASES)
+
+
+def sparse_cases() -> list[ReferenceCase]:
+    """The three sparse-schema scenarios: found nothing, both correct, vendor wrong."""
+    return load_cases(SPARSE_CASES)

@@ -1,0 +1,50 @@
+"""Replay or live: one environment variable decides how agent calls and downloads behave.
+
+`EVAL_NOTEBOOKS_MODE` is `replay` (stored data only, never the network), `live` (real
+services) or `auto`, the default: live when AWS credentials resolve, replay otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+ENV_VAR = "EVAL_NOTEBOOKS_MODE"
+MODES = ("replay", "live", "auto")
+# What tests and `make run` / `make outputs` set, so every kernel is offline and prints the same.
+OFFLINE_ENV = {ENV_VAR: "replay", "PYTHONWARNINGS": "ignore", "TQDM_DISABLE": "1"}
+
+Mode = Literal["replay", "live"]
+
+
+class ModeError(ValueError):
+    """`EVAL_NOTEBOOKS_MODE` holds a value that is not one of the three modes."""
+
+
+def requested_mode() -> str:
+    """The mode as set in the environment, validated; `auto` when unset."""
+    value = os.environ.get(ENV_VAR, "auto").strip().lower() or "auto"
+    if value not in MODES:
+        raise ModeError(f"{ENV_VAR}={os.environ[ENV_VAR]!r} is not a mode; set it to one of: {', '.join(MODES)}")
+    return value
+
+
+def aws_credentials_resolve() -> bool:
+    """Whether boto3 finds credentials, without calling AWS (no network, no account printed)."""
+    try:
+        import boto3
+        import botocore.exceptions
+    except ImportError:
+        return False
+    try:
+        return boto3.Session().get_credentials() is not None
+    except botocore.exceptions.BotoCoreError:
+        return False
+
+
+def current_mode() -> Mode:
+    """Resolve the mode: `auto` becomes live when AWS credentials resolve, replay otherwise."""
+    mode = requested_mode()
+    if mode == "auto":
+        return "live" if aws_credentials_resolve() else "replay"
+    return mode  # type: ignore[return-value]

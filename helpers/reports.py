@@ -1,0 +1,50 @@
+"""Date-safe saving and loading of `StructuredOutputReport`.
+
+`EvaluationReport.to_file` writes with `json.dump`, which cannot serialize the
+`datetime.date` values an invoice case holds ("Object of type date is not JSON
+serializable"). The report is a pydantic model, so its own `model_dump_json` writes dates
+as ISO strings. That JSON is the one saved-report format every helper here reads and writes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from strands_evals.evaluators import StructuredOutputReport
+
+
+def save_report(report: StructuredOutputReport, path: Path | str) -> Path:
+    """Write `report` as its pydantic JSON, atomically, so a failed write leaves no half file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = report.model_dump_json(indent=2)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load_report(path: Path | str) -> StructuredOutputReport:
+    """Read a saved report back as a `StructuredOutputReport`, so `metrics()` and `per_case()` work.
+
+    Raises:
+        FileNotFoundError: If there is no file at `path`.
+        ValueError: If the file is not a saved report.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no saved report here; write one with helpers.reports.save_report")
+    try:
+        return StructuredOutputReport.from_file(str(path))
+    except Exception as exc:  # pydantic, json and key errors all mean the same thing here
+        raise ValueError(
+            f"{path}: not a saved StructuredOutputReport ({type(exc).__name__}: {exc}); "
+            "save reports with helpers.reports.save_report"
+        ) from exc
