@@ -11,9 +11,17 @@ import json
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
+from stickler import (
+    ComparableField,
+    DateComparator,
+    ExactComparator,
+    LevenshteinComparator,
+    NumericComparator,
+    StructuredModel,
+)
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "invoices"
 REFERENCE_CASES = DATA_DIR / "reference_cases.json"
@@ -23,9 +31,9 @@ SPARSE_CASES = DATA_DIR / "sparse_cases.json"
 class LineItem(BaseModel):
     """One billed line of an invoice."""
 
-    sku: Optional[str] = None
-    description: Optional[str] = None
-    unit_price: Optional[float] = None
+    sku: str | None = None
+    description: str | None = None
+    unit_price: float | None = None
 
 
 class Invoice(BaseModel):
@@ -33,8 +41,8 @@ class Invoice(BaseModel):
 
     invoice_id: str = Field(description="Invoice number exactly as printed")
     vendor_name: str = Field(description="Name of the company that issued the invoice")
-    invoice_date: Optional[date] = Field(default=None, description="Date of issue")
-    total_amount: Optional[float] = Field(default=None, description="Amount due, in dollars")
+    invoice_date: date | None = Field(default=None, description="Date of issue")
+    total_amount: float | None = Field(default=None, description="Amount due, in dollars")
     line_items: list[LineItem] = Field(description="Every billed line, in any order")
 
 
@@ -46,14 +54,60 @@ class SparseInvoice(BaseModel):
 
     invoice_id: str
     vendor_name: str
-    invoice_date: Optional[str] = None
-    total_amount: Optional[float] = None
-    tax_amount: Optional[float] = None
-    po_number: Optional[str] = None
-    payment_terms: Optional[str] = None
-    shipping_address: Optional[str] = None
-    billing_address: Optional[str] = None
-    notes: Optional[str] = None
+    invoice_date: str | None = None
+    total_amount: float | None = None
+    tax_amount: float | None = None
+    po_number: str | None = None
+    payment_terms: str | None = None
+    shipping_address: str | None = None
+    billing_address: str | None = None
+    notes: str | None = None
+
+
+class CreditNote(BaseModel):
+    """Another document type that happens to carry every `Invoice` field, plus a reason.
+
+    Read as an `Invoice` it validates: the extra field is dropped without a word.
+    """
+
+    invoice_id: str
+    vendor_name: str
+    invoice_date: date | None = None
+    total_amount: float | None = None
+    line_items: list[LineItem]
+    credit_reason: str
+
+
+class Receipt(BaseModel):
+    """A till receipt: shares `vendor_name` and `total_amount` with `Invoice` but has no line items."""
+
+    receipt_number: str
+    vendor_name: str
+    total_amount: float
+
+
+class WeightedLineItem(StructuredModel):
+    """`LineItem` configured explicitly, as `eval_for` would infer it."""
+
+    sku: str | None = ComparableField(comparator=ExactComparator(), threshold=1.0, default=None)
+    description: str | None = ComparableField(comparator=LevenshteinComparator(), threshold=0.7, default=None)
+    unit_price: float | None = ComparableField(comparator=NumericComparator(), threshold=0.95, default=None)
+
+
+class WeightedInvoice(StructuredModel):
+    """`Invoice` with the fields an invoice always has weighted three times as heavily.
+
+    A `StructuredModel` is used as configured, so every field states its comparator; the
+    choices copy what `explain()` shows for `Invoice`, and only the weights differ.
+    """
+
+    invoice_id: str = ComparableField(comparator=ExactComparator(), threshold=1.0, weight=1.0)
+    vendor_name: str = ComparableField(comparator=LevenshteinComparator(), threshold=0.85, weight=1.0)
+    invoice_date: str | None = ComparableField(comparator=DateComparator(), threshold=0.95, weight=3.0, default=None)
+    total_amount: float | None = ComparableField(
+        comparator=NumericComparator(), threshold=0.95, weight=3.0, default=None
+    )
+    line_items: list[WeightedLineItem] = ComparableField(weight=1.0)
 
 
 SCHEMAS: dict[str, type[BaseModel]] = {"Invoice": Invoice, "SparseInvoice": SparseInvoice}

@@ -65,6 +65,16 @@ def execute(path: Path) -> nbformat.NotebookNode:
     return normalize(notebook)
 
 
+def failing_cell(path: Path, error: CellExecutionError) -> str:
+    """The 1-based number of the code cell whose source the error quotes, for the message."""
+    notebook = nbformat.read(path, as_version=4)
+    code = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+    for number, source in enumerate(code, start=1):
+        if source and source.strip() in str(error):
+            return f"{number} of {len(code)}"
+    return "?"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["run", "outputs", "normalize"])
@@ -80,8 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             executed = execute(path)
         except CellExecutionError as exc:
             failed += 1
-            first_line = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-            print(f"FAIL {path.name}: {first_line}")
+            print(f"FAIL {path.name}: cell {failing_cell(path, exc)} raised {exc.ename}: {exc.evalue}")
             continue
         seconds = time.perf_counter() - started
         if args.command == "outputs":
