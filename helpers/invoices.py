@@ -18,6 +18,7 @@ from stickler import (
     ComparableField,
     DateComparator,
     ExactComparator,
+    FuzzyComparator,
     LevenshteinComparator,
     NumericComparator,
     StructuredModel,
@@ -86,27 +87,31 @@ class Receipt(BaseModel):
     total_amount: float
 
 
+# What `eval_for` infers for a float amount: within 0.1% of the expected value.
+AMOUNT_COMPARATOR = NumericComparator(relative_tolerance=0.001)
+
+
 class WeightedLineItem(StructuredModel):
     """`LineItem` configured explicitly, as `eval_for` would infer it."""
 
     sku: str | None = ComparableField(comparator=ExactComparator(), threshold=1.0, default=None)
-    description: str | None = ComparableField(comparator=LevenshteinComparator(), threshold=0.7, default=None)
-    unit_price: float | None = ComparableField(comparator=NumericComparator(), threshold=0.95, default=None)
+    description: str | None = ComparableField(comparator=FuzzyComparator(), threshold=0.6, default=None)
+    unit_price: float | None = ComparableField(comparator=AMOUNT_COMPARATOR, threshold=0.95, default=None)
 
 
 class WeightedInvoice(StructuredModel):
     """`Invoice` with the fields an invoice always has weighted three times as heavily.
 
     A `StructuredModel` is used as configured, so every field states its comparator; the
-    choices copy what `explain()` shows for `Invoice`, and only the weights differ.
+    choices copy what `explain()` shows for `Invoice`, and only the weights differ. The date
+    is typed `str` here because both sides reach the comparator as their JSON form, and
+    `DateComparator` parses the ISO text itself.
     """
 
     invoice_id: str = ComparableField(comparator=ExactComparator(), threshold=1.0, weight=1.0)
     vendor_name: str = ComparableField(comparator=LevenshteinComparator(), threshold=0.85, weight=1.0)
     invoice_date: str | None = ComparableField(comparator=DateComparator(), threshold=0.95, weight=3.0, default=None)
-    total_amount: float | None = ComparableField(
-        comparator=NumericComparator(), threshold=0.95, weight=3.0, default=None
-    )
+    total_amount: float | None = ComparableField(comparator=AMOUNT_COMPARATOR, threshold=0.95, weight=3.0, default=None)
     line_items: list[WeightedLineItem] = ComparableField(weight=1.0)
 
 

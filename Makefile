@@ -1,0 +1,68 @@
+# One verb per workflow. `make` alone lists them.
+# Every target that needs the environment builds it first; building is idempotent.
+
+PYTHON ?= python3
+UV_VERSION := 0.13.9
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+VENV := .venv
+BIN := $(VENV)/bin
+NOTEBOOKS := examples/notebooks
+STAMP := $(VENV)/.synced
+
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+
+.DEFAULT_GOAL := help
+.PHONY: help setup lab run test lint format outputs check-outputs record record-fcc bench clean
+
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(UV):
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
+
+$(STAMP): $(UV) pyproject.toml uv.lock
+	$(UV) sync --frozen --python $(PYTHON)
+	@touch $(STAMP)
+
+setup: $(STAMP) ## Build .venv with the exact locked versions (needs only python3)
+
+lab: $(STAMP) ## Open JupyterLab on the walkthroughs, on 127.0.0.1
+	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --notebook-dir=$(NOTEBOOKS)
+
+run: $(STAMP) ## Execute every notebook offline (replay mode) and report; rewrites nothing
+	$(BIN)/python scripts/notebooks.py run
+
+test: $(STAMP) ## Lint, unit tests, and every notebook compared cell by cell with its stored outputs
+	$(MAKE) --no-print-directory lint
+	$(BIN)/pytest tests --nbval --nbval-current-env $(NOTEBOOKS)
+
+lint: $(STAMP) ## ruff check and format check, notebooks included
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP) ## Apply ruff fixes and formatting
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+outputs: $(STAMP) ## Re-execute notebooks in replay mode and store their outputs (NB=name to pick one)
+	$(BIN)/python scripts/notebooks.py outputs $(NB)
+
+check-outputs: $(STAMP) ## Normalize notebook metadata and fail if that changed anything
+	$(BIN)/python scripts/notebooks.py normalize
+	git diff --exit-code -- $(NOTEBOOKS)
+
+record: $(STAMP) ## Re-record the offline invoice exchange against Bedrock (needs AWS_PROFILE)
+	$(BIN)/python -m helpers.recording
+
+record-fcc: $(STAMP) ## Re-record the FCC snapshot and extractions live (needs AWS_PROFILE and network)
+	$(BIN)/python -m helpers.record_fcc
+
+bench: $(STAMP) ## Benchmarks: FuzzyEquals against deepdiff, measured in one run
+	$(BIN)/python bench/bench_fuzzy.py
+
+clean: ## Remove the environments and caches
+	rm -rf $(VENV) $(TOOLS) .pytest_cache .ruff_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,147 @@
+"""The reference numbers of the design brief, checked directly against the libraries.
+
+If a library upgrade changes one of these, this file says which number moved, before a
+notebook's stored outputs (and its prose) silently disagree with a fresh run.
+"""
+
+import asyncio
+
+import pytest
+from strands_evals import Case, Experiment, eval_task
+from strands_evals.evaluators import Equals, StructuredOutputReport, StructuredOutputSimilarity
+from strands_evals.types.evaluation import EvaluationData
+
+from helpers.invoices import Invoice, SparseInvoice, WeightedInvoice, reference_cases, sparse_cases
+
+REFERENCE_SCORES = {
+    "perfect": (1.0, 1.0),
+    "case-only": (1.0, 0.0),
+    "amount-off": (0.8, 0.0),
+    "missing": (0.8, 0.0),
+    "extra-line": (0.9, 0.0),
+    "wrong": (0.025, 0.0),
+}
+# field: (tp, fn, fa, fd, precision, recall, f1)
+ROLLUP = {
+    "total_amount": (4, 0, 0, 2, 0.67, 1.00, 0.80),
+    "invoice_date": (4, 1, 0, 1, 0.80, 0.80, 0.80),
+    "line_items": (5, 0, 1, 1, 0.71, 1.00, 0.83),
+    "invoice_id": (5, 0, 0, 1, 0.83, 1.00, 0.91),
+    "vendor_name": (5, 0, 0, 1, 0.83, 1.00, 0.91),
+}
+LIBRARY_MOVED = "changed against strands-agents-evals 1.7.0 / stickler-eval 1.0.0: re-check the notebooks' prose"
+
+
+def run(evaluator, cases) -> StructuredOutputReport:
+    predictions = {case.name: case.prediction for case in cases}
+
+    @eval_task()
+    def task(case):
+        return {"output": predictions[case.name]}
+
+    experiment = Experiment(
+        cases=[Case(name=case.name, input=case.broken, expected_output=case.ground_truth) for case in cases],
+        evaluators=[evaluator],
+        report_cls=StructuredOutputReport,
+    )
+    return asyncio.run(experiment.run_evaluations_async(task))
+
+
+@pytest.fixture(scope="module")
+def similarity() -> StructuredOutputReport:
+    return run(StructuredOutputSimilarity(Invoice), reference_cases())
+
+
+@pytest.fixture(scope="module")
+def equals() -> StructuredOutputReport:
+    return run(Equals(), reference_cases())
+
+
+def test_per_case_scores(similarity, equals):
+    names = [case.name for case in reference_cases()]
+    measured = {
+        name: (round(sim, 3), eq) for name, sim, eq in zip(names, similarity.scores, equals.scores, strict=True)
+    }
+    assert measured == REFERENCE_SCORES, LIBRARY_MOVED
+
+
+def test_overall_and_distinct_scores(similarity, equals):
+    assert round(similarity.overall_score, 3) == 0.754, LIBRARY_MOVED
+    assert round(equals.overall_score, 3) == 0.167, LIBRARY_MOVED
+    assert len(set(similarity.scores)) == 4, LIBRARY_MOVED
+    assert len(set(equals.scores)) == 2, LIBRARY_MOVED
+
+
+def test_pass_rate_is_five_of_six(similarity):
+    assert similarity.test_passes == [True, True, True, True, True, False], LIBRARY_MOVED
+
+
+def test_rollup_rows(similarity):
+    metrics = similarity.metrics().field_metrics
+    for path, (tp, fn, fa, fd, precision, recall, f1) in ROLLUP.items():
+        row = metrics[path]
+        measured = (row["tp"], row["fn"], row["fa"], row["fd"])
+        assert measured == (tp, fn, fa, fd), f"{path}: {measured} {LIBRARY_MOVED}"
+        rates = (round(row["cm_precision"], 2), round(row["cm_recall"], 2), round(row["cm_f1"], 2))
+        assert rates == (precision, recall, f1), f"{path}: {rates} {LIBRARY_MOVED}"
+
+
+def test_every_line_item_leaf_counts_five_matched_pairs(similarity):
+    metrics = similarity.metrics().field_metrics
+    leaves = {path: row for path, row in metrics.items() if path.startswith("line_items.")}
+    assert sorted(leaves) == ["line_items.description", "line_items.sku", "line_items.unit_price"]
+    assert {path: row["tp"] for path, row in leaves.items()} == dict.fromkeys(leaves, 5), LIBRARY_MOVED
+    assert all("mean_score" not in row for row in leaves.values()), "nested leaves now carry a mean score"
+
+
+def test_sparse_schema_scenarios():
+    report = run(StructuredOutputSimilarity(SparseInvoice), sparse_cases())
+    measured = {
+        row["case"]: (round(row["overall_score"], 3), round(row["recall"], 3), row["test_pass"])
+        for row in report.per_case()
+    }
+    assert measured == {
+        "found nothing": (0.8, 0.0, False),
+        "both correct": (1.0, 1.0, True),
+        "vendor wrong": (0.9, 1.0, True),
+    }, LIBRARY_MOVED
+
+
+def test_date_typed_str_forgives_a_wrong_month_that_date_does_not():
+    truth = {
+        "invoice_id": "INV-8842",
+        "vendor_name": "Acme Corporation",
+        "invoice_date": "2026-01-15",
+        "line_items": [],
+    }
+    month_off = {**truth, "invoice_date": "2026-02-15"}
+    case = EvaluationData(input="", actual_output=month_off, expected_output=truth)
+    as_str = StructuredOutputSimilarity(SparseInvoice)
+    as_date = StructuredOutputSimilarity(Invoice)
+    assert as_str.explain()["invoice_date"]["comparator"] == "LevenshteinComparator"
+    assert as_str.explain()["invoice_date"]["threshold"] == 0.7
+    assert as_date.explain()["invoice_date"]["comparator"] == "DateComparator"
+    assert as_date.explain()["invoice_date"]["threshold"] == 0.95
+    assert as_str.evaluate(case)[0].metadata["field_scores"]["invoice_date"] == pytest.approx(0.9)
+    assert as_date.evaluate(case)[0].metadata["field_scores"]["invoice_date"] == 0.0
+
+
+def test_weighted_invoice_fails_a_wrong_total_the_uniform_one_passes(similarity):
+    weighted = run(StructuredOutputSimilarity(WeightedInvoice), reference_cases())
+    assert [round(score, 3) for score in weighted.scores] == [1.0, 1.0, 0.667, 0.667, 0.944, 0.0]
+    assert weighted.test_passes == [True, True, False, False, True, False]
+    assert similarity.test_passes[2] is True
+
+
+def test_weighted_invoice_configures_what_explain_infers_for_invoice():
+    inferred = StructuredOutputSimilarity(Invoice).explain()
+    configured = StructuredOutputSimilarity(WeightedInvoice).explain()
+    # explain() names ComparableField's default comparator for a list of models, though the
+    # list is still paired by Hungarian matching (the extra-line score above shows it).
+    for path in set(inferred) - {"line_items"}:
+        assert configured[path]["comparator"] == inferred[path]["comparator"], path
+        assert configured[path]["threshold"] == inferred[path]["threshold"], path
+    assert {path: entry["weight"] for path, entry in configured.items() if entry["weight"] != 1.0} == {
+        "invoice_date": 3.0,
+        "total_amount": 3.0,
+    }

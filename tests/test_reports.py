@@ -1,0 +1,72 @@
+"""Saving a report that holds dates, and reading it back with its rollups."""
+
+import asyncio
+
+import pytest
+from strands_evals import Case, Experiment, eval_task
+from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSimilarity
+
+from helpers.invoices import Invoice, reference_cases
+from helpers.reports import load_report, save_report
+
+
+@pytest.fixture(scope="module")
+def report() -> StructuredOutputReport:
+    cases = reference_cases()
+    predictions = {case.name: case.prediction for case in cases}
+
+    @eval_task()
+    def task(case):
+        return {"output": predictions[case.name]}
+
+    experiment = Experiment(
+        cases=[Case(name=case.name, input=case.broken, expected_output=case.ground_truth) for case in cases],
+        evaluators=[StructuredOutputSimilarity(Invoice)],
+        report_cls=StructuredOutputReport,
+    )
+    return asyncio.run(experiment.run_evaluations_async(task))
+
+
+def test_base_to_file_cannot_write_dates(report, tmp_path):
+    with pytest.raises(TypeError, match="Object of type date is not JSON serializable"):
+        report.to_file(str(tmp_path / "report.json"))
+
+
+def test_round_trip_keeps_both_rollups(report, tmp_path):
+    path = save_report(report, tmp_path / "nested" / "report.json")
+    reloaded = load_report(path)
+    assert type(reloaded) is StructuredOutputReport
+    assert reloaded.metrics().field_metrics == report.metrics().field_metrics
+    assert reloaded.per_case() == report.per_case()
+    assert reloaded.scores == report.scores
+
+
+def test_save_leaves_no_temporary_file(report, tmp_path):
+    save_report(report, tmp_path / "report.json")
+    assert [path.name for path in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_failed_save_keeps_the_previous_file(report, tmp_path, monkeypatch):
+    path = save_report(report, tmp_path / "report.json")
+    before = path.read_bytes()
+
+    def broken_dump(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(StructuredOutputReport, "model_dump_json", broken_dump)
+    with pytest.raises(RuntimeError, match="disk full"):
+        save_report(report, path)
+    assert path.read_bytes() == before
+    assert [entry.name for entry in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_load_missing_file_says_how_to_write_one(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"absent\.json: no saved report here; write one with"):
+        load_report(tmp_path / "absent.json")
+
+
+def test_load_other_json_is_refused_with_the_path(tmp_path):
+    path = tmp_path / "other.json"
+    path.write_text('{"hello": "world"}')
+    with pytest.raises(ValueError, match=r"other\.json: not a saved StructuredOutputReport"):
+        load_report(path)

@@ -1,0 +1,126 @@
+"""Tables and charts of a report: columns, order, fixed ids, and both non-match shapes."""
+
+import pandas as pd
+import pytest
+import stickler
+from matplotlib.figure import Figure
+from strands_evals.evaluators import StructuredOutputSimilarity
+
+from helpers.invoices import Invoice, reference_cases
+from helpers.plots import case_scores_chart, field_f1_chart
+from helpers.tables import (
+    comparison_frame,
+    comparison_table,
+    explain_frame,
+    explain_table,
+    field_metrics_frame,
+    field_metrics_table,
+    non_matches_frame,
+    per_case_frame,
+    weakest_fields,
+)
+
+FIELD_METRICS = {
+    "invoice_id": {
+        "tp": 5,
+        "fn": 0,
+        "fa": 0,
+        "fd": 1,
+        "tn": 0,
+        "cm_precision": 0.83,
+        "cm_recall": 1.0,
+        "cm_f1": 0.91,
+        "mean_score": 0.83,
+    },
+    "total_amount": {"tp": 4, "fd": 2, "cm_precision": 0.67, "cm_recall": 1.0, "cm_f1": 0.8, "mean_score": 0.67},
+    "line_items.sku": {"tp": 5, "cm_precision": 1.0, "cm_recall": 1.0, "cm_f1": 1.0},
+    "invoice_date": {
+        "tp": 4,
+        "fn": 1,
+        "fd": 1,
+        "cm_precision": 0.8,
+        "cm_recall": 0.8,
+        "cm_f1": 0.8,
+        "mean_score": 0.67,
+    },
+}
+
+
+def test_field_metrics_sorted_worst_first_with_missing_keys_blank():
+    frame = field_metrics_frame(FIELD_METRICS)
+    assert list(frame.index) == ["invoice_date", "total_amount", "invoice_id", "line_items.sku"]
+    assert list(frame.columns) == ["tp", "fn", "fa", "fd", "tn", "precision", "recall", "f1", "mean_score"]
+    assert frame.loc["total_amount", "fn"] == 0
+    assert pd.isna(frame.loc["line_items.sku", "mean_score"])
+
+
+def test_styled_table_html_is_the_same_twice_and_uses_the_fixed_id():
+    first = field_metrics_table(FIELD_METRICS, table_id="fixed")._repr_html_()
+    second = field_metrics_table(FIELD_METRICS, table_id="fixed")._repr_html_()
+    assert first == second
+    assert 'id="T_fixed"' in first
+    assert "background-color" in first
+
+
+def test_table_text_repr_has_no_memory_address():
+    table = field_metrics_table(FIELD_METRICS)
+    assert " at 0x" not in repr(table)
+    assert "invoice_date" in repr(table)
+
+
+def test_per_case_frame_names_weakest_fields():
+    rows = [
+        {
+            "case": "a",
+            "overall_score": 0.8,
+            "test_pass": True,
+            "recall": 1.0,
+            "precision": 0.8,
+            "field_scores": {"x": 1.0, "y": 0.0, "z": 0.5},
+        },
+    ]
+    frame = per_case_frame(rows)
+    assert frame.loc["a", "weakest fields"] == "y=0.00, z=0.50"
+    assert bool(frame.loc["a", "pass"]) is True
+
+
+def test_weakest_fields_caps_the_list():
+    assert weakest_fields({f"f{i}": i / 10 for i in range(6)}, limit=2) == "f0=0.00, f1=0.10"
+    assert weakest_fields({"a": 1.0}) == ""
+
+
+def test_explain_frame_has_the_basis_and_reasoning():
+    frame = explain_frame(StructuredOutputSimilarity(Invoice).explain())
+    assert list(frame.columns) == ["comparator", "threshold", "weight", "basis", "why"]
+    assert frame.loc["invoice_id", "comparator"] == "ExactComparator"
+    assert "name-token:invoice_id" in frame.loc["invoice_id", "why"]
+    assert 'id="T_explain"' in explain_table(StructuredOutputSimilarity(Invoice).explain())._repr_html_()
+
+
+def test_comparison_adds_overall_and_distinct_rows():
+    frame = comparison_frame({"A": {"x": 1.0, "y": 0.5}, "B": {"x": 1.0, "y": 1.0}})
+    assert list(frame.index) == ["x", "y", "overall", "distinct scores"]
+    assert frame.loc["overall", "A"] == pytest.approx(0.75)
+    assert frame.loc["distinct scores"].tolist() == [2.0, 1.0]
+    assert 'id="T_evaluator-comparison"' in comparison_table({"A": {"x": 1.0}})._repr_html_()
+
+
+def test_non_matches_read_reason_from_both_places():
+    cases = {case.name: case for case in reference_cases()}
+    records = stickler.evaluate(cases["wrong"].ground_truth, cases["wrong"].prediction).non_matches
+    records += stickler.evaluate(cases["extra-line"].ground_truth, cases["extra-line"].prediction).non_matches
+    frame = non_matches_frame(records).set_index("field")
+    assert frame["reason"].notna().all()
+    assert frame.loc["total_amount", "reason"] == "below threshold (0.000 < 0.95)"
+    assert frame.loc["line_items[0]", "reason"] == "below threshold (0.125 < 0.7)"
+    assert frame.loc["line_items[1]", "kind"] == "false_alarm"
+    assert frame.loc["line_items[0]", "similarity"] == pytest.approx(0.125)
+
+
+def test_charts_are_figures_with_one_bar_per_row():
+    chart = field_f1_chart(FIELD_METRICS)
+    assert isinstance(chart, Figure)
+    assert len(chart.axes[0].patches) == len(FIELD_METRICS)
+    grouped = case_scores_chart({"A": {"x": 1.0, "y": 0.5}, "B": {"x": 0.0, "y": 1.0}})
+    heights = [bar.get_height() for bar in grouped.axes[0].patches]
+    assert heights == [1.0, 0.5, 0.0, 1.0]
