@@ -24,8 +24,8 @@ def field_f1_chart(field_metrics: Mapping[str, Mapping[str, Any]], title: str = 
     axes = figure.subplots()
     axes.barh(frame.index, f1, color=colormaps[SCORE_COLOURS](f1))
     for y, value in enumerate(f1):
-        axes.text(min(value, 0.93) + 0.01, y, f"{value:.2f}", va="center", fontsize=9)
-    axes.set_xlim(0, 1.05)
+        axes.text(value + 0.01, y, f"{value:.2f}", va="center", fontsize=9)
+    axes.set_xlim(0, 1.1)
     axes.set_xlabel("F1 from the per-field confusion counts")
     axes.set_title(title)
     figure.tight_layout()
@@ -52,6 +52,6 @@ def case_scores_chart(scores: Mapping[str, Mapping[str, float]], title: str = "P
     axes.set_ylim(0, 1.1)
     axes.set_ylabel("score")
     axes.set_title(title)
-    axes.legend(loc="upper right", fontsize=8)
+    axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
     figure.tight_layout()
     return figure

@@ -145,3 +145,12 @@ def test_weighted_invoice_configures_what_explain_infers_for_invoice():
         "invoice_date": 3.0,
         "total_amount": 3.0,
     }
+
+
+def test_fuzzy_equals_column_of_the_side_by_side():
+    from helpers import FuzzyEquals
+
+    report = run(FuzzyEquals(case_sensitive=False, numeric_tolerance=0.01), reference_cases())
+    assert report.scores == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    assert report.overall_score == 0.5
+    assert len(set(report.scores)) == 2

@@ -1,0 +1,61 @@
+"""Charts of a run comparison: each difference as a point with its bootstrap interval.
+
+A bar of the difference alone would hide the one thing a reader needs, whether zero is inside
+the interval, so every chart here draws the interval and the zero line. Figures are built with
+`matplotlib.figure.Figure`, not `pyplot`, so no global figure state leaks between cells.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from helpers.compare import IMPROVED, NO_CLEAR_CHANGE, REGRESSED, Comparison
+
+VERDICT_COLOURS = {IMPROVED: "tab:green", REGRESSED: "tab:red", NO_CLEAR_CHANGE: "tab:gray"}
+
+
+def interval_chart(
+    table: pd.DataFrame,
+    *,
+    label: str,
+    estimate: str = "delta",
+    title: str,
+    xlabel: str,
+) -> Figure:
+    """One row per line of `table`: the estimate as a dot, `low`..`high` as a bar, coloured by verdict.
+
+    Args:
+        table: Needs the columns `label`, `estimate`, `low`, `high` and `verdict`; rows are
+            drawn top to bottom in table order.
+    """
+    rows = table.reset_index(drop=True)
+    figure = Figure(figsize=(7.5, 0.42 * len(rows) + 1.4))
+    axes = figure.subplots()
+    for position, row in rows.iterrows():
+        y = len(rows) - 1 - position
+        colour = VERDICT_COLOURS[row["verdict"]]
+        axes.plot([row["low"], row["high"]], [y, y], color=colour, linewidth=3, solid_capstyle="butt")
+        axes.plot([row[estimate]], [y], "o", color=colour, markersize=6)
+    axes.axvline(0.0, color="black", linewidth=0.8)
+    axes.set_yticks(range(len(rows)), list(rows[label])[::-1])
+    axes.set_xlabel(xlabel)
+    axes.set_title(title)
+    for verdict, colour in VERDICT_COLOURS.items():
+        axes.plot([], [], "o-", color=colour, label=verdict)
+    axes.legend(loc="lower right", fontsize=8)
+    figure.tight_layout()
+    return figure
+
+
+def field_delta_chart(comparison: Comparison, metric: str = "f1", title: str | None = None) -> Figure:
+    """Per-field change in `metric` (new minus old) with its paired bootstrap interval."""
+    old, new = comparison.labels
+    level = f"{comparison.confidence:.0%}"
+    return interval_chart(
+        comparison.field_table(metric),
+        label="field",
+        estimate=f"delta {metric}",
+        title=title or f"Per-field change in {metric}, {new} minus {old}",
+        xlabel=f"change in {metric}, with its {level} paired bootstrap interval",
+    )

@@ -1,0 +1,262 @@
+"""The exchange fixture format: one JSON file per recorded (or hand-authored) conversation.
+
+A fixture is checked in full before any agent runs, so a broken file fails with an error that
+names the file, the turn and the field, instead of as a confusing agent loop later on::
+
+    {
+      "provenance": {"model_id": str | null, "hand_authored": bool,
+                     "recorded": ISO time | null, "note": str},
+      "turns": [
+        {"toolUse": {"name": str, "toolUseId": str, "inputChunks": [str, ...],
+                     "input": {...}, "usage": {"inputTokens": int, "outputTokens": int,
+                                               "totalTokens": int}}},
+        {"text": {"chunks": [str, ...], "usage": {...}}}
+      ]
+    }
+
+Each turn is one assistant message. A tool-use turn holds one `toolUse` block: `inputChunks`
+are the tool input exactly as the provider streamed it (split mid-token), and `input` is the
+assembled copy for readers; loading checks that the two agree. A text turn holds a `text`
+block whose `chunks` are the streamed text; it lets a conversation that answered in prose
+replay too. A tool-use turn may also carry a `text` block with `chunks` only (the sentence a
+model often writes before calling a tool); it streams first, and the turn's usage stays on
+`toolUse`. Turns are numbered from 1 in every message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+EXCHANGES_DIR = Path(__file__).resolve().parent.parent / "data" / "exchanges"
+USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens")
+PROVENANCE_KEYS = ("model_id", "hand_authored", "recorded", "note")
+
+
+class FixtureError(ValueError):
+    """An exchange fixture is missing or malformed; the message names file, turn, field and fix."""
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """A validated exchange: where it came from, its provenance and its turns (fixture dicts).
+
+    Build one with `load_exchange` or `parse_exchange`. Constructing it directly skips every
+    check; the offline notebook does that on purpose, to show what Strands does with a
+    malformed stream that validation would have refused.
+    """
+
+    source: str
+    provenance: dict[str, Any]
+    turns: list[dict[str, Any]]
+
+    @property
+    def hand_authored(self) -> bool:
+        return bool(self.provenance.get("hand_authored"))
+
+    @property
+    def label(self) -> str:
+        """The source as shown to readers: a fixture path relative to the repository."""
+        return _display_path(self.source)
+
+    def describe(self) -> str:
+        """One line saying where the data came from, for a notebook's first output."""
+        name = self.label
+        if self.hand_authored:
+            return (
+                f"{name}: HAND-AUTHORED to the Bedrock converse-stream wire shape; "
+                "it demonstrates the mechanism and measures no model."
+            )
+        return f"{name}: recorded from {self.provenance['model_id']} at {self.provenance['recorded']}."
+
+    def tool_uses(self) -> list[dict[str, Any]]:
+        """The `toolUse` block of every tool-use turn, in order."""
+        return [turn["toolUse"] for turn in self.turns if "toolUse" in turn]
+
+
+def load_exchange(path: Path | str, *, tool_name: str | None = None, record_command: str = "make record") -> Exchange:
+    """Read and fully validate a fixture file.
+
+    Args:
+        path: The fixture file.
+        tool_name: When given, every tool-use turn must call this tool (the structured-output
+            tool is named after the model class the notebook asks for).
+        record_command: The command that (re-)records this fixture, quoted in error messages.
+
+    Raises:
+        FixtureError: If the file is missing, is not JSON, or breaks the format; the message
+            names the file, the turn and the field.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FixtureError(
+            f"{path}: no exchange fixture here; record it with `{record_command}` "
+            "(replay mode never falls back to the network)"
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise FixtureError(
+            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}; "
+            f"restore it from version control or re-record it with `{record_command}`"
+        ) from exc
+    return parse_exchange(data, source=str(path), tool_name=tool_name, record_command=record_command)
+
+
+def parse_exchange(
+    data: Any, *, source: str, tool_name: str | None = None, record_command: str = "make record"
+) -> Exchange:
+    """Validate fixture data already in memory; `source` names it in error messages."""
+    checker = _Checker(source, record_command)
+    if not isinstance(data, dict):
+        checker.fail("the fixture must be a JSON object with 'provenance' and 'turns'")
+    checker.provenance(data.get("provenance"))
+    turns = data.get("turns")
+    if not isinstance(turns, list) or not turns:
+        checker.fail("field 'turns' is missing or empty; it must list at least one turn")
+    for number, turn in enumerate(turns, start=1):
+        checker.turn(number, turn, tool_name)
+    return Exchange(source=source, provenance=dict(data["provenance"]), turns=list(turns))
+
+
+def reassemble(chunks: list[str]) -> Any:
+    """Join streamed tool-input chunks and parse them, as Strands does at `contentBlockStop`."""
+    return json.loads("".join(chunks))
+
+
+def save_exchange(data: dict[str, Any], path: Path | str) -> Path:
+    """Validate `data`, then write it atomically: a temp file beside `path`, then `os.replace`.
+
+    A crash or a refused fixture leaves whatever was at `path` exactly as it was.
+    """
+    path = Path(path)
+    parse_exchange(data, source=str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+class _Checker:
+    """Raises `FixtureError`s that all name the same source and the same fix."""
+
+    def __init__(self, source: str, record_command: str):
+        self.source = source
+        self.record_command = record_command
+
+    def fail(self, what: str, turn: int | None = None) -> None:
+        where = f"{self.source}: turn {turn}, " if turn is not None else f"{self.source}: "
+        raise FixtureError(f"{where}{what} (fix the file or re-record it with `{self.record_command}`)")
+
+    def provenance(self, provenance: Any) -> None:
+        if not isinstance(provenance, dict):
+            self.fail(f"field 'provenance' is missing; it must be an object with {', '.join(PROVENANCE_KEYS)}")
+        for key in PROVENANCE_KEYS:
+            if key not in provenance:
+                self.fail(f"field 'provenance.{key}' is missing")
+        if not isinstance(provenance["hand_authored"], bool):
+            self.fail("field 'provenance.hand_authored' must be true or false")
+        if not isinstance(provenance["note"], str) or not provenance["note"].strip():
+            self.fail("field 'provenance.note' must say where the exchange came from")
+        if not provenance["hand_authored"]:
+            for key in ("model_id", "recorded"):
+                if not isinstance(provenance[key], str) or not provenance[key]:
+                    self.fail(f"field 'provenance.{key}' must be set on a recorded exchange")
+
+    def turn(self, number: int, turn: Any, tool_name: str | None) -> None:
+        if not isinstance(turn, dict) or not turn or set(turn) - {"toolUse", "text"}:
+            self.fail("must be an object with a 'toolUse' block, a 'text' block, or both", number)
+        if "toolUse" in turn:
+            self.tool_use(number, turn["toolUse"], tool_name)
+        if "text" in turn:
+            self.text(number, turn["text"], usage_here="toolUse" not in turn)
+
+    def tool_use(self, number: int, block: Any, tool_name: str | None) -> None:
+        if not isinstance(block, dict):
+            self.fail("field 'toolUse' must be an object", number)
+        for key in ("name", "toolUseId"):
+            if not isinstance(block.get(key), str) or not block[key]:
+                self.fail(
+                    f"field 'toolUse.{key}' is missing; contentBlockStart needs the toolUse name and id",
+                    number,
+                )
+        if tool_name is not None and block["name"] != tool_name:
+            self.fail(
+                f"field 'toolUse.name' is {block['name']!r}, not the model the notebook asks for ({tool_name!r})",
+                number,
+            )
+        chunks = block.get("inputChunks")
+        self.chunks("toolUse.inputChunks", chunks, number)
+        try:
+            assembled = reassemble(chunks)
+        except json.JSONDecodeError as exc:
+            self.fail(
+                f"field 'toolUse.inputChunks' does not reassemble into JSON ({exc.msg}: character "
+                f"{exc.pos} of the joined input)",
+                number,
+            )
+        if not isinstance(assembled, dict):
+            self.fail("field 'toolUse.inputChunks' reassembles into JSON that is not an object", number)
+        if "input" not in block:
+            self.fail("field 'toolUse.input' is missing; it is the assembled copy for readers", number)
+        if block["input"] != assembled:
+            self.fail(
+                f"field 'toolUse.input' disagrees with the reassembled inputChunks "
+                f"(first difference at {_first_difference(block['input'], assembled)})",
+                number,
+            )
+        self.usage("toolUse.usage", block.get("usage"), number)
+
+    def text(self, number: int, block: Any, *, usage_here: bool) -> None:
+        if not isinstance(block, dict):
+            self.fail("field 'text' must be an object with 'chunks'", number)
+        self.chunks("text.chunks", block.get("chunks"), number)
+        if usage_here:
+            self.usage("text.usage", block.get("usage"), number)
+
+    def chunks(self, field: str, chunks: Any, number: int) -> None:
+        if not isinstance(chunks, list) or not chunks or not all(isinstance(c, str) for c in chunks):
+            self.fail(f"field '{field}' must be a non-empty list of strings, as streamed", number)
+
+    def usage(self, field: str, usage: Any, number: int) -> None:
+        if not isinstance(usage, dict):
+            self.fail(f"field '{field}' is missing; it must hold {', '.join(USAGE_KEYS)}", number)
+        for key in USAGE_KEYS:
+            value = usage.get(key)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                self.fail(f"field '{field}.{key}' must be a non-negative integer", number)
+
+
+def _display_path(source: str) -> str:
+    """An absolute fixture path made relative to the repository, so no machine's layout leaks
+    into notebook outputs; any other source (a label such as "truncated copy") is kept as is."""
+    path = Path(source)
+    if path.is_absolute() and path.is_relative_to(EXCHANGES_DIR.parent.parent):
+        return path.relative_to(EXCHANGES_DIR.parent.parent).as_posix()
+    return source
+
+
+def _first_difference(left: Any, right: Any, path: str = "input") -> str:
+    """The first path where two JSON values differ, for a readable error message."""
+    if isinstance(left, dict) and isinstance(right, dict):
+        for key in sorted(set(left) | set(right)):
+            if key not in left or key not in right or left[key] != right[key]:
+                if key in left and key in right:
+                    return _first_difference(left[key], right[key], f"{path}.{key}")
+                return f"{path}.{key}"
+    if isinstance(left, list) and isinstance(right, list) and len(left) == len(right):
+        for index, (a, b) in enumerate(zip(left, right, strict=True)):
+            if a != b:
+                return _first_difference(a, b, f"{path}[{index}]")
+    return f"{path}: {left!r} vs {right!r} in the chunks"

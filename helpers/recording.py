@@ -1,0 +1,283 @@
+"""Recording: capture what a real provider streams, and replace a fixture with it safely.
+
+`RecordingModel` wraps any Strands model provider and passes every event through untouched,
+while it keeps each assistant message as a fixture turn (see `helpers.exchanges`): the
+tool-input chunks with the boundaries the provider chose and the usage it reported. A turn
+is committed only when its stream ends, so a call that fails half way records nothing.
+
+`record_structured_output` runs one agent call through it and, only when the model really
+called the structured-output tool, replaces the fixture atomically. Every record command uses
+it and the exit codes below (`helpers.record` is the one for the offline invoice).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncGenerator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import BaseModel
+from strands import Agent
+from strands.models import Model
+from strands.types.exceptions import StructuredOutputException
+from strands.types.streaming import StreamEvent
+
+from helpers.exchanges import FixtureError, save_exchange
+
+EXIT_OK = 0
+EXIT_MISSING_DEPENDENCY = 1
+EXIT_AGENT_FAILED = 2
+EXIT_NO_STRUCTURED_OUTPUT = 3
+
+
+class RecordingError(RuntimeError):
+    """The provider streamed something a fixture cannot hold faithfully."""
+
+
+class RecordingModel(Model):
+    """A pass-through provider that keeps every streamed message as a fixture turn.
+
+    It does not claim the inner provider's native structured-output support on purpose:
+    `ReplayModel` does not claim it either, so the agent takes the same path (a tool call,
+    forced with `tool_choice` on retry) when recording as when replaying.
+
+    Attributes:
+        inner: The real provider.
+        turns: The committed turns, one per completed model call, in fixture format.
+    """
+
+    def __init__(self, inner: Model):
+        self.inner = inner
+        self.turns: list[dict[str, Any]] = []
+
+    def update_config(self, **model_config: Any) -> None:
+        self.inner.update_config(**model_config)
+
+    def get_config(self) -> Any:
+        return self.inner.get_config()
+
+    async def structured_output(self, output_model, prompt, system_prompt=None, **kwargs):  # type: ignore[override]
+        """Not recorded: the deprecated `Agent.structured_output` path bypasses the agent loop."""
+        raise NotImplementedError(
+            "RecordingModel records the agent loop; call agent(prompt, structured_output_model=Model)"
+        )
+        yield  # pragma: no cover - makes this an async generator, as the base class declares
+
+    async def stream(  # type: ignore[override]
+        self,
+        messages: Any,
+        tool_specs: list[dict[str, Any]] | None = None,
+        system_prompt: str | None = None,
+        **kwargs: Any,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        turn = _TurnRecorder(len(self.turns) + 1)
+        async for event in self.inner.stream(messages, tool_specs, system_prompt, **kwargs):
+            turn.observe(event)
+            yield event
+        self.turns.append(turn.finish())
+
+
+class _TurnRecorder:
+    """Collects one streamed message; refuses what one fixture turn cannot hold."""
+
+    def __init__(self, number: int):
+        self.number = number
+        self.text: list[str] = []
+        self.tool: dict[str, Any] | None = None
+        self.usage: dict[str, Any] | None = None
+
+    def refuse(self, what: str) -> None:
+        raise RecordingError(f"turn {self.number}: {what}; nothing was recorded for this turn")
+
+    def observe(self, event: StreamEvent) -> None:
+        if "contentBlockStart" in event:
+            start = event["contentBlockStart"].get("start", {})
+            if "toolUse" in start:
+                if self.tool is not None:
+                    self.refuse(
+                        "the provider streamed several toolUse blocks in one message, which a fixture turn cannot hold"
+                    )
+                self.tool = {
+                    "name": start["toolUse"]["name"],
+                    "toolUseId": start["toolUse"]["toolUseId"],
+                    "inputChunks": [],
+                }
+        elif "contentBlockDelta" in event:
+            delta = event["contentBlockDelta"]["delta"]
+            if "toolUse" in delta:
+                if self.tool is None:
+                    self.refuse("a toolUse delta arrived without a contentBlockStart naming the tool")
+                self.tool["inputChunks"].append(delta["toolUse"].get("input", ""))
+            elif "text" in delta:
+                if self.tool is not None:
+                    self.refuse("text arrived after the toolUse block, an order replay cannot reproduce")
+                self.text.append(delta["text"])
+        elif "contentBlockStop" in event and self.tool is not None and "input" not in self.tool:
+            raw = "".join(self.tool["inputChunks"])
+            try:
+                parsed = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                self.refuse(f"the {self.tool['name']} tool input is not JSON ({exc.msg}): {raw[:120]!r}")
+            if not isinstance(parsed, dict):
+                self.refuse(f"the {self.tool['name']} tool input is JSON but not an object: {raw[:120]!r}")
+            self.tool["input"] = parsed
+        elif "metadata" in event and "usage" in event["metadata"]:
+            self.usage = dict(event["metadata"]["usage"])
+
+    def finish(self) -> dict[str, Any]:
+        """The fixture turn for the completed message."""
+        if self.usage is None:
+            self.refuse("the stream ended without a metadata event carrying usage")
+        if self.tool is not None:
+            if "input" not in self.tool:
+                self.refuse("the stream ended before the toolUse block was closed")
+            turn: dict[str, Any] = {"toolUse": {**self.tool, "usage": self.usage}}
+            if self.text:
+                turn["text"] = {"chunks": self.text}
+            return turn
+        if self.text:
+            return {"text": {"chunks": self.text, "usage": self.usage}}
+        self.refuse("the provider streamed neither text nor a tool use")
+        raise AssertionError("unreachable")
+
+
+def record_structured_output(
+    model: Model,
+    prompt: str,
+    output_model: type[BaseModel],
+    fixture_path: Path | str,
+    *,
+    model_id: str,
+    note: str,
+    system_prompt: str | None = None,
+    out: TextIO | None = None,
+) -> int:
+    """Run one structured-output agent call through `model` and, on success, replace the fixture.
+
+    The agent is built exactly as the notebooks build it around `ReplayModel`, so the stored
+    turns are the ones a replay will be asked for.
+
+    Returns:
+        `EXIT_OK`; `EXIT_AGENT_FAILED` if the call raised (the exception type and message are
+        printed); `EXIT_NO_STRUCTURED_OUTPUT` if the model never called the
+        `output_model.__name__` tool. On any failure the fixture is left byte for byte as it was.
+    """
+    out = out or sys.stdout
+    fixture_path = Path(fixture_path)
+    recorder = RecordingModel(model)
+    agent = Agent(model=recorder, system_prompt=system_prompt, callback_handler=None)
+    tool_name = output_model.__name__
+    try:
+        result = agent(prompt, structured_output_model=output_model)
+    except StructuredOutputException as exc:
+        if not _calls(recorder.turns, tool_name):
+            return _no_structured_output(tool_name, fixture_path, out, f" ({exc})")
+        return _agent_failed(exc, fixture_path, out)
+    except Exception as exc:  # credentials, access, region, throttling, a refused stream: all exit 2
+        return _agent_failed(exc, fixture_path, out)
+    calls = _calls(recorder.turns, tool_name)
+    if not calls or result.structured_output is None:
+        return _no_structured_output(tool_name, fixture_path, out, "")
+
+    previous = _read_json(fixture_path)
+    data = {
+        "provenance": {
+            "model_id": model_id,
+            "hand_authored": False,
+            "recorded": datetime.now(UTC).isoformat(timespec="seconds"),
+            "note": note,
+        },
+        "turns": recorder.turns,
+    }
+    try:
+        save_exchange(data, fixture_path)
+    except FixtureError as exc:
+        return _agent_failed(exc, fixture_path, out)
+    payload = calls[-1]["input"]
+    print(f"Recorded {len(recorder.turns)} turn(s) into {fixture_path}.", file=out)
+    print(f"Payload of the {tool_name} tool call:", file=out)
+    print(json.dumps(payload, indent=2, ensure_ascii=False), file=out)
+    print("Changes from the previous fixture (review them before committing):", file=out)
+    for line in describe_changes(previous, data):
+        print(f"  {line}", file=out)
+    return EXIT_OK
+
+
+def describe_changes(previous: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
+    """What a reviewer needs to see: provenance, turn shape, usage and every changed payload field."""
+    if not isinstance(previous, dict):
+        return ["there was no readable previous fixture; everything is new"]
+    lines = []
+    old_prov, new_prov = previous.get("provenance") or {}, new["provenance"]
+    for key in ("hand_authored", "model_id"):
+        if old_prov.get(key) != new_prov.get(key):
+            lines.append(f"provenance.{key}: {old_prov.get(key)!r} -> {new_prov.get(key)!r}")
+    old_turns, new_turns = previous.get("turns") or [], new["turns"]
+    if len(old_turns) != len(new_turns):
+        lines.append(f"turns: {len(old_turns)} -> {len(new_turns)}")
+    old_tools = [t["toolUse"] for t in old_turns if isinstance(t, dict) and "toolUse" in t]
+    new_tools = [t["toolUse"] for t in new_turns if "toolUse" in t]
+    if old_tools and new_tools:
+        old_tool, new_tool = old_tools[-1], new_tools[-1]
+        for key in ("inputChunks", "usage"):
+            old_value, new_value = old_tool.get(key), new_tool.get(key)
+            if key == "inputChunks":
+                old_value, new_value = f"{len(old_value or [])} chunks", f"{len(new_value)} chunks"
+            if old_value != new_value:
+                lines.append(f"{key}: {old_value} -> {new_value}")
+        lines.extend(_payload_changes(old_tool.get("input"), new_tool["input"], "payload"))
+    return lines or ["no change"]
+
+
+def _payload_changes(old: Any, new: Any, path: str) -> list[str]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        lines = []
+        for key in list(old) + [k for k in new if k not in old]:
+            if key not in new:
+                lines.append(f"{path}.{key}: removed (was {old[key]!r})")
+            elif key not in old:
+                lines.append(f"{path}.{key}: added {new[key]!r}")
+            else:
+                lines.extend(_payload_changes(old[key], new[key], f"{path}.{key}"))
+        return lines
+    if isinstance(old, list) and isinstance(new, list) and old != new:
+        # Lists are compared as collections: a reordered list reads as one line, not as noise.
+        old_keys = [json.dumps(item, sort_keys=True) for item in old]
+        new_keys = [json.dumps(item, sort_keys=True) for item in new]
+        removed = [item for item in old_keys if item not in new_keys]
+        added = [item for item in new_keys if item not in old_keys]
+        if not removed and not added:
+            return [f"{path}: same items, different order"]
+        return [f"{path}: removed {item}" for item in removed] + [f"{path}: added {item}" for item in added]
+    return [] if old == new else [f"{path}: {old!r} -> {new!r}"]
+
+
+def _calls(turns: list[dict[str, Any]], tool_name: str) -> list[dict[str, Any]]:
+    return [t["toolUse"] for t in turns if t.get("toolUse", {}).get("name") == tool_name]
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _agent_failed(exc: BaseException, fixture_path: Path, out: TextIO) -> int:
+    print(f"The agent call failed: {type(exc).__name__}: {exc}", file=out)
+    cause = exc.__cause__
+    if cause is not None:
+        print(f"  caused by {type(cause).__name__}: {cause}", file=out)
+    for note in getattr(cause or exc, "__notes__", []):  # Strands adds the region and model id
+        print(f"  {note}", file=out)
+    print(f"{fixture_path} was left unchanged.", file=out)
+    return EXIT_AGENT_FAILED
+
+
+def _no_structured_output(tool_name: str, fixture_path: Path, out: TextIO, detail: str) -> int:
+    print(f"The model never called the structured-output tool {tool_name!r}{detail}.", file=out)
+    print(f"{fixture_path} was left unchanged.", file=out)
+    return EXIT_NO_STRUCTURED_OUTPUT

@@ -1,0 +1,454 @@
+"""Comparing two runs: pairing, the paired bootstrap, verdicts, gates and the command line."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from strands_evals import Case, Experiment, eval_task
+from strands_evals.evaluators import Equals, StructuredOutputReport, StructuredOutputSimilarity
+
+from helpers import simulated_extractors as sim
+from helpers.compare import (
+    COUNTS,
+    IMPROVED,
+    NO_CLEAR_CHANGE,
+    REGRESSED,
+    CompareError,
+    GateError,
+    Interval,
+    bootstrap_indices,
+    case_scores,
+    compare,
+    compare_scores,
+    evaluate_gates,
+    field_counts,
+    main,
+    paired_bootstrap,
+    parse_gate,
+    read_run,
+    verdict,
+)
+from helpers.compare_plots import field_delta_chart
+from helpers.invoices import Invoice, SparseInvoice
+from helpers.reports import save_report
+
+ROOT = Path(__file__).resolve().parent.parent
+RESAMPLES = 300  # enough to exercise the bootstrap; the notebook uses the default
+
+
+def score(cases, outputs, model=Invoice, evaluator=None):
+    """Score `outputs` (by case name) against `cases` in one experiment, as the notebook does."""
+
+    @eval_task()
+    def task(case):
+        return {"output": outputs[case.name]}
+
+    return Experiment(
+        cases=cases,
+        evaluators=[evaluator or StructuredOutputSimilarity(model)],
+        report_cls=StructuredOutputReport,
+    ).run_evaluations(task)
+
+
+@pytest.fixture(scope="module")
+def invoices():
+    return sim.simulated_invoices()
+
+
+@pytest.fixture(scope="module")
+def cases(invoices):
+    return sim.simulated_cases(invoices)
+
+
+@pytest.fixture(scope="module")
+def baseline(invoices, cases):
+    return score(cases, sim.extract(sim.BASELINE, invoices))
+
+
+@pytest.fixture(scope="module")
+def candidate(invoices, cases):
+    return score(cases, sim.extract(sim.CANDIDATE, invoices))
+
+
+@pytest.fixture(scope="module")
+def comparison(baseline, candidate):
+    return compare(baseline, candidate, resamples=RESAMPLES)
+
+
+# --- per-document counts ------------------------------------------------------------------------
+
+
+def test_document_counts_sum_to_the_report_rollup(baseline):
+    totals: dict[str, dict[str, int]] = {}
+    for rows in baseline.detailed_results:
+        for path, counts in field_counts(rows[0].metadata["comparison"]).items():
+            for key, value in counts.items():
+                totals.setdefault(path, dict.fromkeys(COUNTS, 0))[key] += value
+    rollup = baseline.metrics().field_metrics
+    assert set(totals) == set(rollup)
+    assert "line_items.description" in totals
+    for path, counts in totals.items():
+        assert counts == {key: rollup[path].get(key, 0) for key in COUNTS}, path
+
+
+def test_point_estimates_equal_the_report_metrics(comparison, baseline, candidate):
+    for sample, report in ((comparison.old, baseline), (comparison.new, candidate)):
+        rollup = report.metrics().field_metrics
+        for path in comparison.paths:
+            for metric in ("precision", "recall", "f1"):
+                assert sample.value(f"{path}.{metric}") == pytest.approx(rollup[path][f"cm_{metric}"]), path
+        assert sample.value("overall") == pytest.approx(report.overall_score)
+
+
+def test_field_counts_reads_missing_keys_as_nothing():
+    assert field_counts({}) == {}
+    assert field_counts({"confusion_matrix": {"fields": {"a": {"overall": {"tp": 2}}, "b": "junk"}}}) == {
+        "a": {"tp": 2, "fp": 0, "tn": 0, "fn": 0, "fd": 0, "fa": 0}
+    }
+
+
+# --- pairing ------------------------------------------------------------------------------------
+
+
+def test_cases_in_one_run_only_are_reported_and_left_out(invoices, cases, baseline):
+    outputs = sim.extract(sim.CANDIDATE, invoices)
+    subset = [case for case in cases if case.name not in {"sim-01", "sim-02"}]
+    extra = Case(name="extra", input="x", expected_output=invoices[0].truth)
+    new = score([*subset, extra], outputs | {"extra": invoices[0].truth})
+    result = compare(baseline, new, resamples=RESAMPLES)
+    assert len(result.pairing.cases) == len(cases) - 2
+    excluded = dict(result.pairing.excluded)
+    assert set(excluded) == {"sim-01", "sim-02", "extra"}
+    assert excluded["sim-01"] == "old: scored against Invoice; new: absent"
+    assert excluded["extra"] == "old: absent; new: scored against Invoice"
+    assert list(result.pairing.table()["case"]) == ["sim-01", "sim-02", "extra"]
+
+
+def test_a_case_scored_against_another_schema_is_left_out(invoices, cases, baseline):
+    sparse_case = Case(
+        name="sim-03",
+        input="x",
+        expected_output=SparseInvoice(invoice_id="INV-1", vendor_name="Acme Corporation"),
+    )
+    sparse = score([sparse_case], {"sim-03": sparse_case.expected_output}, model=SparseInvoice)
+    new = StructuredOutputReport.flatten([score(cases[:2], sim.extract(sim.CANDIDATE, invoices)), sparse])
+    result = compare(baseline, new, resamples=RESAMPLES)
+    assert dict(result.pairing.excluded)["sim-03"] == ("old: scored against Invoice; new: scored against SparseInvoice")
+    assert result.pairing.cases == ("sim-01", "sim-02")
+
+
+def test_a_case_without_ground_truth_is_reported_not_paired(invoices, cases):
+    outputs = sim.extract(sim.BASELINE, invoices)
+    no_truth = Case(name="sim-02", input="x")
+    old = score(cases[:3], outputs)
+    new = score([cases[0], no_truth, cases[2]], outputs)
+    result = compare(old, new, resamples=RESAMPLES)
+    assert result.pairing.cases == ("sim-01", "sim-03")
+    assert "no ground truth" in dict(result.pairing.excluded)["sim-02"]
+
+
+def test_an_unreadable_output_is_paired_with_score_zero(invoices, cases):
+    outputs = sim.extract(sim.BASELINE, invoices)
+    old = score(cases[:3], outputs)
+    new = score(cases[:3], outputs | {"sim-02": "this is not JSON"})
+    run = read_run(new)
+    assert run.documents["sim-02"].unreadable and run.documents["sim-02"].score == 0.0
+    result = compare(old, new, resamples=RESAMPLES)
+    assert result.pairing.cases == ("sim-01", "sim-02", "sim-03")
+    assert result.new.scores[1] == 0.0
+    assert all(result.new.counts[path][1].sum() == 0 for path in result.paths)
+
+
+def test_no_shared_case_is_an_error(invoices, cases):
+    outputs = sim.extract(sim.BASELINE, invoices)
+    with pytest.raises(CompareError, match="share no case"):
+        compare(score(cases[:2], outputs), score(cases[2:4], outputs))
+
+
+def test_a_repeated_case_name_is_an_error(invoices, cases):
+    outputs = sim.extract(sim.BASELINE, invoices)
+    twice = StructuredOutputReport.flatten([score(cases[:2], outputs), score(cases[:1], outputs)])
+    with pytest.raises(CompareError, match="'sim-01' is scored more than once"):
+        read_run(twice, "twice.json")
+
+
+def test_an_unnamed_case_is_an_error(invoices):
+    unnamed = Case(input="x", expected_output=invoices[0].truth)
+    report = score([unnamed], {None: invoices[0].truth})
+    with pytest.raises(CompareError, match="case 0 has no name"):
+        read_run(report, "old.json")
+
+
+def test_a_report_with_no_structured_output_rows_is_an_error(invoices, cases):
+    outputs = sim.extract(sim.BASELINE, invoices)
+    equals = score(cases[:2], outputs, evaluator=Equals())
+    with pytest.raises(CompareError, match="old.json: no case was scored by StructuredOutputSimilarity"):
+        read_run(equals, "old.json")
+
+
+# --- the bootstrap and verdicts ----------------------------------------------------------------
+
+
+def test_bootstrap_is_deterministic_under_a_seed(baseline, candidate):
+    first = compare(baseline, candidate, resamples=RESAMPLES, seed=7)
+    again = compare(baseline, candidate, resamples=RESAMPLES, seed=7)
+    other = compare(baseline, candidate, resamples=RESAMPLES, seed=8)
+    assert np.array_equal(first.indices, again.indices)
+    assert first.delta("overall") == again.delta("overall")
+    assert first.field_table().equals(again.field_table())
+    assert first.delta("overall") != other.delta("overall")
+    assert first.delta("overall").estimate == other.delta("overall").estimate  # only the interval resamples
+
+
+def test_resample_count_is_a_parameter(baseline, candidate):
+    assert compare(baseline, candidate, resamples=50).indices.shape == (50, len(baseline.cases))
+    assert bootstrap_indices(4, 10, seed=1).shape == (10, 4)
+
+
+def test_identical_runs_get_an_interval_covering_zero(baseline):
+    result = compare(baseline, baseline, resamples=RESAMPLES)
+    for target in ["overall", *(f"{path}.f1" for path in result.paths)]:
+        change = result.delta(target)
+        assert change.low <= 0 <= change.high, target
+        assert change.verdict == NO_CLEAR_CHANGE
+    assert set(result.field_table()["verdict"]) == {NO_CLEAR_CHANGE}
+    assert result.movers().empty or (result.movers()["delta"] == 0).all()
+
+
+def test_identical_noisy_scores_cover_zero():
+    scores = np.random.default_rng(3).random(30)
+    change = paired_bootstrap(scores, scores, resamples=200)
+    assert (change.estimate, change.low, change.high) == (0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "expected"),
+    [(0.01, 0.2, IMPROVED), (-0.2, -0.01, REGRESSED), (-0.1, 0.1, NO_CLEAR_CHANGE), (0.0, 0.1, NO_CLEAR_CHANGE)],
+)
+def test_verdict_claims_a_change_only_when_zero_is_outside(low, high, expected):
+    assert verdict(low, high) == expected
+    assert Interval(0.0, low, high).verdict == expected
+
+
+def test_each_verdict_on_the_simulated_runs(comparison):
+    verdicts = dict(zip(comparison.field_table()["field"], comparison.field_table()["verdict"], strict=True))
+    assert verdicts["invoice_date"] == REGRESSED
+    assert verdicts["total_amount"] == IMPROVED
+    assert verdicts["line_items.description"] == NO_CLEAR_CHANGE
+    date = comparison.delta("invoice_date.f1")
+    assert date.high < 0 < comparison.delta("total_amount.f1").low
+
+
+def test_bad_bootstrap_parameters_are_errors(baseline):
+    with pytest.raises(ValueError, match="resamples must be at least 1"):
+        compare(baseline, baseline, resamples=0)
+    with pytest.raises(ValueError, match="confidence must be between 0 and 1"):
+        compare(baseline, baseline, confidence=1.5)
+    with pytest.raises(CompareError, match="differ in length"):
+        paired_bootstrap([1.0, 0.0], [1.0])
+
+
+def test_compare_scores_pairs_any_evaluator(invoices, cases):
+    equals = Equals()
+    old = case_scores(score(cases, sim.extract(sim.BASELINE, invoices), evaluator=equals))
+    new = case_scores(score(cases, sim.extract(sim.CANDIDATE, invoices), evaluator=equals))
+    row = compare_scores("Equals", old, new, resamples=RESAMPLES).iloc[0]
+    assert row["old"] == pytest.approx(np.mean(list(old.values())))
+    assert row["low"] <= row["delta"] <= row["high"]
+    with pytest.raises(CompareError, match="only in old: \\['sim-01'\\]"):
+        compare_scores("Equals", old, {name: value for name, value in new.items() if name != "sim-01"})
+
+
+# --- tables and chart ---------------------------------------------------------------------------
+
+
+def test_field_table_lists_nested_paths_with_both_runs(comparison):
+    table = comparison.field_table()
+    assert list(table["field"][:5]) == ["invoice_id", "vendor_name", "invoice_date", "total_amount", "line_items"]
+    assert {"line_items.sku", "line_items.description", "line_items.unit_price"} <= set(table["field"])
+    assert {"old precision", "new recall", "new f1", "delta f1", "low", "high", "verdict"} <= set(table.columns)
+    with pytest.raises(ValueError, match="metric must be one of"):
+        comparison.field_table("accuracy")
+
+
+def test_movers_for_a_field_show_the_values_that_changed(comparison, invoices):
+    predictions = sim.extract(sim.CANDIDATE, invoices)
+    planted = {
+        invoice.name: str(invoice.due_date)
+        for invoice in invoices
+        if predictions[invoice.name].invoice_date == invoice.due_date
+    }
+    movers = comparison.movers(limit=100, field="invoice_date").set_index("case")
+    assert len(planted) >= 10
+    assert movers.loc[list(planted), "new value"].to_dict() == planted
+    assert (movers.loc[list(planted), "expected"] == movers.loc[list(planted), "old value"]).all()
+    assert all("invoice_date:" in moved for moved in movers["fields moved"])
+    with pytest.raises(ValueError, match="unknown field path 'date'"):
+        comparison.movers(field="date")
+
+
+def test_movers_are_sorted_by_size_of_move(comparison):
+    movers = comparison.movers(limit=5)
+    assert len(movers) == 5
+    assert list(movers["delta"].abs()) == sorted(movers["delta"].abs(), reverse=True)
+
+
+def test_field_delta_chart_has_one_row_per_field(comparison):
+    figure = field_delta_chart(comparison)
+    labels = [tick.get_text() for tick in figure.axes[0].get_yticklabels()]
+    assert labels[::-1] == list(comparison.paths)
+
+
+# --- gates --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("operator", "passing", "failing"),
+    [(">=", 8, 8.5), ("<=", 8, 7.5), (">", 7.5, 8), ("<", 8.5, 8), ("==", 8, 7), ("!=", 7, 8)],
+)
+def test_each_gate_operator(comparison, operator, passing, failing):
+    measured = float(comparison.new.value("invoice_id.fd"))
+    assert measured == 8  # the simulated candidate drops the INV- prefix on 8 of 60 invoices
+    [good, bad] = evaluate_gates(
+        [f"invoice_id.fd {operator} {passing}", f"invoice_id.fd {operator} {failing}"], comparison
+    )
+    assert (good.passed, bad.passed) == (True, False)
+    assert good.measured == measured
+
+
+def test_delta_and_overall_gates_measure_what_the_tables_show(comparison):
+    results = evaluate_gates(
+        ["overall >= 0.8", "delta(invoice_date.f1) >= -0.02", "total_amount.recall >= 0.98"], comparison
+    )
+    overall = comparison.overall_table().iloc[0]
+    assert results[0].measured == pytest.approx(overall["new"]) and results[0].on == "new"
+    assert results[1].measured == pytest.approx(comparison.delta("invoice_date.f1").estimate)
+    assert results[1].on == "new - old" and not results[1].passed
+    assert results[2].passed
+
+
+def test_gates_against_a_single_run(candidate):
+    [result] = evaluate_gates(["line_items.f1 >= 0.9"], candidate)
+    assert result.on == "run" and result.passed
+    with pytest.raises(GateError, match="compares two runs"):
+        evaluate_gates(["delta(line_items.f1) >= 0"], candidate)
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ("", "malformed"),
+        ("overall", "malformed"),
+        ("overall >= ", "malformed"),
+        ("overall => 0.8", "malformed"),
+        ("overall >= high", "malformed"),
+        ("delta(overall >= 0", "malformed"),
+        ("delta(line_items.f1 >= -0.02", "malformed"),
+        ("total_amount.accuracy >= 0.9", "'accuracy' is not a metric"),
+        ("total_amount >= 0.9", "'total_amount' is not a metric"),
+    ],
+)
+def test_malformed_rules_name_the_rule(rule, message):
+    with pytest.raises(GateError, match=message) as error:
+        parse_gate(rule)
+    assert repr(rule) in str(error.value)
+
+
+def test_unknown_field_path_is_an_error_not_a_pass(comparison):
+    with pytest.raises(GateError, match="gate 'totl_amount.recall >= 0.98': unknown field path 'totl_amount'"):
+        evaluate_gates(["totl_amount.recall >= 0.98"], comparison)
+    with pytest.raises(GateError, match="unknown field path 'line_items.qty'"):
+        evaluate_gates(["delta(line_items.qty.f1) >= 0"], comparison)
+
+
+# --- command line -------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def saved(tmp_path, baseline, candidate):
+    return save_report(baseline, tmp_path / "old.json"), save_report(candidate, tmp_path / "new.json")
+
+
+def cli(capsys, *args):
+    code = main([str(arg) for arg in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_prints_the_tables_and_exits_0_without_gates(saved, capsys):
+    code, out, err = cli(capsys, *saved, "--resamples", RESAMPLES)
+    assert code == 0 and err == ""
+    for heading in ("Overall", "Per field", "Documents that moved most"):
+        assert heading in out
+    assert "invoice_date" in out and "regressed" in out
+
+
+def test_cli_exits_0_when_every_gate_passes(saved, capsys):
+    code, out, _ = cli(capsys, *saved, "--resamples", RESAMPLES, "--gate", "overall >= 0.8")
+    assert code == 0 and "Gates: 1 passed, 0 failed" in out
+
+
+def test_cli_exits_1_when_a_gate_fails(saved, capsys):
+    code, out, _ = cli(
+        capsys,
+        *saved,
+        "--resamples",
+        RESAMPLES,
+        "--gate",
+        "overall >= 0.8",
+        "--gate",
+        "delta(invoice_date.f1) >= -0.02",
+    )
+    assert code == 1 and "Gates: 1 passed, 1 failed" in out and "FAIL" in out
+
+
+@pytest.mark.parametrize(
+    ("gate", "message"),
+    [("overall >> 0.8", "malformed"), ("totl_amount.recall >= 0.98", "unknown field path 'totl_amount'")],
+)
+def test_cli_exits_2_on_a_bad_rule(saved, capsys, gate, message):
+    code, out, err = cli(capsys, *saved, "--gate", gate)
+    assert code == 2 and out == "" and message in err
+
+
+def test_cli_exits_2_on_a_missing_or_foreign_file(saved, tmp_path, capsys):
+    old, _ = saved
+    code, _, err = cli(capsys, old, tmp_path / "absent.json")
+    assert code == 2 and "absent.json: no saved report here" in err
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text('{"not": "a report"}', encoding="utf-8")
+    code, _, err = cli(capsys, foreign, old)
+    assert code == 2 and "foreign.json: not a saved StructuredOutputReport" in err
+
+
+def test_cli_exits_2_when_a_file_holds_no_structured_output_rows(saved, tmp_path, invoices, cases, capsys):
+    old, _ = saved
+    equals = score(cases[:2], sim.extract(sim.BASELINE, invoices), evaluator=Equals())
+    path = save_report(equals, tmp_path / "equals.json")
+    code, _, err = cli(capsys, old, path)
+    assert code == 2 and "equals.json: no case was scored by StructuredOutputSimilarity" in err
+
+
+def test_module_entry_point_exit_code(saved):
+    old, new = saved
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "helpers.compare",
+            old.name,
+            new.name,
+            "--resamples",
+            "100",
+            "--gate",
+            "invoice_id.fd == 0",
+        ],
+        cwd=old.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 1, completed.stderr
+    assert "old: old.json  new: new.json" in completed.stdout

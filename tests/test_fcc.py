@@ -1,0 +1,364 @@
+"""The FCC schema, prompt, selection, committed data and the replayed run, all offline."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import socket
+import time
+import typing
+
+import pytest
+from strands import Agent
+from strands.tools.structured_output.structured_output_tool import StructuredOutputTool
+from strands_evals import Case, Experiment, eval_task
+from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSimilarity
+
+from helpers.datasets_server import SERVICE, DatasetsServerClient, DatasetsServerError, SnapshotError
+from helpers.exchanges import FixtureError
+from helpers.fcc import (
+    FCC_EXCHANGES_DIR,
+    MAX_TEXT_CHARS,
+    PROMPT,
+    SNAPSHOT_PATH,
+    FccInvoice,
+    FccInvoiceTuned,
+    FccLineItem,
+    LabelError,
+    build_prompt,
+    case_model,
+    date_comparison,
+    exchange_path,
+    fcc_cases,
+    from_snapshot,
+    load_document_exchange,
+    load_documents,
+    progress,
+    read_label,
+    select_documents,
+)
+
+LABEL = {
+    "Agency": "A",
+    "Advertiser": "B",
+    "GrossTotal": 100.0,
+    "LineItems": [{"LineItemDescription": "NEWS", "LineItemRate": 100.0}],
+}
+
+
+def entry(row_idx: int, label, items: int = 1, text: str = "INVOICE") -> dict:
+    if isinstance(label, dict):
+        label = dict(label, LineItems=[{"LineItemRate": 1.0}] * items)
+    return {"row_idx": row_idx, "row": {"id": f"doc-{row_idx}", "text": text, "json_response": label}}
+
+
+# --- schema and prompt ----------------------------------------------------------------------
+
+
+def test_every_nullable_field_is_optional_and_only_three_are_required():
+    for model in (FccInvoice, FccLineItem):
+        for name, info in model.model_fields.items():
+            if name in ("Agency", "Advertiser", "LineItems"):
+                assert info.is_required()
+            else:
+                assert type(None) in typing.get_args(info.annotation), name
+                assert info.default is None
+    spec = StructuredOutputTool(FccInvoice).tool_spec["inputSchema"]["json"]
+    assert spec["required"] == ["Agency", "Advertiser", "LineItems"]
+
+
+def test_tuned_model_tool_spec_has_the_plain_shape_and_no_comparison_configuration():
+    plain = StructuredOutputTool(FccInvoice).tool_spec["inputSchema"]["json"]
+    tuned = StructuredOutputTool(FccInvoiceTuned).tool_spec["inputSchema"]["json"]
+    assert tuned["required"] == ["Agency", "Advertiser", "LineItems"]
+    text = json.dumps(tuned)
+    for word in ("x-comparison", "x-aws-stickler", "threshold", "weight", "Comparator"):
+        assert word not in text
+    assert {k: v.get("type") for k, v in tuned["properties"].items()} == {
+        k: v.get("type") for k, v in plain["properties"].items()
+    }
+    line = "LineItems"
+    assert tuned["properties"][line]["items"]["properties"] == plain["properties"][line]["items"]["properties"]
+
+
+def test_the_evaluator_default_overrides_the_threshold_the_class_declares():
+    assert FccInvoiceTuned.match_threshold == 0.8
+    assert StructuredOutputSimilarity(FccInvoiceTuned).match_threshold == 0.7
+
+
+def test_prompt_states_the_three_rules_and_text_is_cut_at_the_limit():
+    assert "null" in PROMPT and "as printed" in PROMPT and "every line-item row" in PROMPT
+    prompt = build_prompt("7" * (MAX_TEXT_CHARS + 500))
+    assert prompt.count("7") == MAX_TEXT_CHARS
+
+
+# --- labels and selection -------------------------------------------------------------------
+
+
+def test_label_is_read_from_an_object_or_a_json_string():
+    assert read_label(LABEL) == read_label(json.dumps(LABEL))
+
+
+@pytest.mark.parametrize(
+    ("label", "fragment"),
+    [
+        (None, "label missing"),
+        ("", "label missing"),
+        ("{not json", "not JSON"),
+        ({"Advertiser": "B", "LineItems": []}, "field Agency: Field required"),
+        (dict(LABEL, GrossTotal="see attached"), "field GrossTotal"),
+    ],
+)
+def test_a_bad_label_is_refused_with_the_field(label, fragment):
+    with pytest.raises(LabelError, match=fragment):
+        read_label(label)
+
+
+def test_selection_takes_the_first_five_small_documents_and_reports_skips_with_ids():
+    rows = [
+        entry(0, LABEL),
+        entry(1, LABEL, items=13),
+        entry(2, None),
+        entry(3, dict(LABEL, Agency=None)),
+        entry(4, LABEL, text="  "),
+        *[entry(i, LABEL, items=12) for i in range(5, 12)],
+    ]
+    selection = select_documents(rows)
+    assert [d.id for d in selection.documents] == ["doc-0", "doc-5", "doc-6", "doc-7", "doc-8"]
+    assert [(s.id, s.row_idx) for s in selection.skipped] == [("doc-1", 1), ("doc-2", 2), ("doc-3", 3), ("doc-4", 4)]
+    assert "13 line items" in selection.skipped[0].reason
+    assert "label missing" in selection.skipped[1].reason
+    assert "field Agency" in selection.skipped[2].reason
+
+
+def test_selection_stops_reading_once_it_has_five():
+    read = []
+
+    def rows():
+        for i in range(100):
+            read.append(i)
+            yield entry(i, LABEL)
+
+    select_documents(rows())
+    assert len(read) == 5
+
+
+# --- the committed, hand-authored data ------------------------------------------------------
+
+
+def test_committed_snapshot_selects_five_documents_and_shows_three_skips():
+    source = from_snapshot()
+    assert source.provenance["hand_authored"] is True
+    assert "hand" in source.provenance["note"].lower()
+    assert [d.id for d in source.documents] == [f"hand-authored-0{n}" for n in (1, 3, 5, 7, 8)]
+    assert [d.line_items for d in source.documents] == [4, 3, 6, 2, 5]
+    reasons = {s.id: s.reason for s in source.selection.skipped}
+    assert "14 line items" in reasons["hand-authored-02"]
+    assert "label missing" in reasons["hand-authored-04"]
+    assert "does not validate: field GrossTotal" in reasons["hand-authored-06"]
+
+
+def test_committed_documents_add_up():
+    for document in from_snapshot().documents:
+        label = document.label
+        commission = label.AgencyCommission or 0.0
+        assert round(label.GrossTotal - commission, 2) == label.NetAmountDue
+        assert f"{label.GrossTotal:,.2f}" in document.text
+
+
+def _differences(truth: dict, predicted: dict) -> set[str]:
+    """Mistake kinds in one prediction: wrong, missing or invented, top level and in line items."""
+    kinds = set()
+    for key, value in truth.items():
+        if key == "LineItems":
+            continue
+        got = predicted.get(key)
+        if value is not None and got is None:
+            kinds.add("missing")
+        elif value is None and got is not None:
+            kinds.add("invented")
+        elif value != got:
+            kinds.add("wrong")
+    by_description = {item["LineItemDescription"]: item for item in truth["LineItems"]}
+    predicted_items = {item["LineItemDescription"]: item for item in predicted["LineItems"]}
+    if set(by_description) - set(predicted_items):
+        kinds.add("line item missing")
+    if set(predicted_items) - set(by_description):
+        kinds.add("line item invented")
+    for name in set(by_description) & set(predicted_items):
+        inner = _differences({**by_description[name], "LineItems": []}, {**predicted_items[name], "LineItems": []})
+        kinds |= {f"{kind} in a line item" for kind in inner}
+    return kinds
+
+
+def test_committed_exchanges_are_hand_authored_and_hold_every_kind_of_mistake():
+    found = set()
+    for document in from_snapshot().documents:
+        exchange = load_document_exchange(document.id)
+        assert exchange.hand_authored and exchange.provenance["document_id"] == document.id
+        assert "hand-authored" in exchange.provenance["note"].lower()
+        assert len(exchange.tool_uses()[0]["inputChunks"]) > 5
+        found |= _differences(document.label.model_dump(), exchange.tool_uses()[0]["input"])
+    assert found >= {
+        "wrong",
+        "missing",
+        "invented",
+        "wrong in a line item",
+        "missing in a line item",
+        "invented in a line item",
+        "line item missing",
+        "line item invented",
+    }
+
+
+# --- failure modes --------------------------------------------------------------------------
+
+
+def test_replay_with_no_snapshot_names_the_record_command(tmp_path):
+    with pytest.raises(SnapshotError, match="make record-fcc"):
+        load_documents("replay", snapshot_path=tmp_path / "snapshot.json")
+
+
+def test_replay_with_no_recorded_exchange_names_the_record_command(tmp_path):
+    with pytest.raises(FixtureError, match="make record-fcc"):
+        load_document_exchange("hand-authored-01", tmp_path)
+
+
+def test_a_recorded_exchange_for_the_wrong_document_is_refused(tmp_path):
+    shutil.copy(exchange_path("hand-authored-01"), exchange_path("hand-authored-03", tmp_path))
+    with pytest.raises(FixtureError, match="'hand-authored-01', but this replay is for document 'hand-authored-03'"):
+        load_document_exchange("hand-authored-03", tmp_path)
+
+
+def test_live_mode_with_no_network_ends_fast_naming_the_service(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = DatasetsServerClient(f"http://127.0.0.1:{port}", timeout=0.2, retries=1, backoff=0.01)
+    started = time.monotonic()
+    with pytest.raises(DatasetsServerError, match=SERVICE):
+        load_documents("live", client=client, live_snapshot_path=tmp_path / "live.json")
+    assert time.monotonic() - started < 2.0
+    assert not (tmp_path / "live.json").exists()
+
+
+def test_live_mode_needs_the_shared_model():
+    with pytest.raises(ValueError, match="live_model"):
+        case_model("hand-authored-01", "live")
+
+
+# --- the replayed run: the notebook's key numbers -------------------------------------------
+
+
+def run_experiment(evaluator, task, cases):
+    experiment = Experiment(cases=cases, evaluators=[evaluator], report_cls=StructuredOutputReport)
+    return asyncio.run(experiment.run_evaluations_async(task))
+
+
+class NetworkSocketRefused(socket.socket):
+    """A socket class that refuses internet sockets; asyncio's local self-pipe still works."""
+
+    def __init__(self, family=-1, type=-1, proto=-1, fileno=None):
+        if fileno is None and family in (-1, socket.AF_INET, socket.AF_INET6):
+            raise AssertionError("replay mode opened a network socket")
+        super().__init__(family, type, proto, fileno)
+
+
+@pytest.fixture(scope="module")
+def replayed():
+    """The notebook's run, in replay mode, with network sockets made to raise throughout."""
+    real_socket = socket.socket
+    socket.socket = NetworkSocketRefused
+    try:
+        source = load_documents("replay")
+        cases = fcc_cases(source.documents)
+        extractions = {}
+
+        @eval_task()
+        def extract(case):
+            agent = Agent(model=case_model(case.name, "replay"), callback_handler=None)
+            result = agent(case.input, structured_output_model=FccInvoice)
+            extractions[case.name] = result.structured_output
+            return {"output": result.structured_output}
+
+        report = run_experiment(StructuredOutputSimilarity(FccInvoice), extract, cases)
+        tuned = StructuredOutputSimilarity(FccInvoiceTuned, match_threshold=FccInvoiceTuned.match_threshold)
+        again = eval_task()(lambda case: {"output": extractions[case.name]})
+        tuned_report = run_experiment(tuned, again, cases)
+    finally:
+        socket.socket = real_socket
+    return report, tuned_report, extractions
+
+
+def test_replayed_run_scores_each_document(replayed):
+    report, _, extractions = replayed
+    assert [round(s, 3) for s in report.scores] == [0.993, 0.714, 0.967, 0.81, 0.708]
+    assert round(report.overall_score, 3) == 0.838
+    assert all(report.test_passes)
+    assert all(isinstance(value, FccInvoice) for value in extractions.values())
+
+
+def test_the_worst_field_and_nested_counts(replayed):
+    metrics = replayed[0].metrics().field_metrics
+    worst = min(metrics, key=lambda path: (metrics[path]["cm_f1"], path))
+    assert worst == "PaymentTerms"
+    assert (metrics[worst]["tp"], metrics[worst]["fn"], metrics[worst]["fd"]) == (3, 1, 1)
+    nested = metrics["LineItems.LineItemDescription"]
+    assert nested["tp"] == 19 and 19 > 5
+
+
+def test_tuned_scoring_of_the_same_extractions(replayed):
+    report, tuned_report, _ = replayed
+    assert round(tuned_report.overall_score, 3) == 0.868
+    assert sum(tuned_report.test_passes) == 4
+    start, end = "LineItems.LineItemStartDate", "LineItems.LineItemEndDate"
+    inferred, tuned = report.metrics().field_metrics, tuned_report.metrics().field_metrics
+    assert (inferred[start]["fd"], tuned[start]["fd"]) == (1, 0)  # 2016-10-05 is the printed 10/05/16
+    assert (inferred[end]["fd"], tuned[end]["fd"]) == (0, 1)  # 10/08/16 is not 10/07/16
+
+
+def test_a_failing_case_is_scored_as_a_failure_and_the_run_goes_on():
+    source = from_snapshot()
+    first = fcc_cases(source.documents)[0]
+    unrecorded = Case(name="not-recorded", input=first.input, expected_output=first.expected_output)
+
+    @eval_task()
+    def extract(case):
+        agent = Agent(model=case_model(case.name, "replay"), callback_handler=None)
+        return {"output": agent(case.input, structured_output_model=FccInvoice).structured_output}
+
+    report = run_experiment(StructuredOutputSimilarity(FccInvoice), extract, [first, unrecorded])
+    assert report.test_passes == [True, False]
+    assert report.scores[1] == 0
+    assert "make record-fcc" in report.reasons[1]
+
+
+def test_date_table():
+    rows = {r["prediction"]: r for r in date_comparison("10/05/16", ["2016-10-05", "10/5/16", "10/06/16"])}
+    assert [rows[p]["levenshtein_match"] for p in rows] == [False, True, True]
+    assert [rows[p]["date_match"] for p in rows] == [True, True, False]
+    assert rows["2016-10-05"]["levenshtein"] == 0.1
+
+
+def test_exchanges_live_in_the_fcc_folder():
+    assert exchange_path("a/b c") == FCC_EXCHANGES_DIR / "a_b_c.json"
+    assert SNAPSHOT_PATH.name == "snapshot.json"
+
+
+def test_the_socket_guard_refuses_network_sockets_only():
+    with pytest.raises(AssertionError, match="network socket"):
+        NetworkSocketRefused()
+    left, right = socket.socketpair()  # asyncio's self-pipe kind stays allowed
+    left.close()
+    right.close()
+
+
+def test_progress_bar_only_when_enabled(capsys):
+    with progress(2, enabled=False) as advance:
+        advance()
+    assert capsys.readouterr().out == ""
+    with progress(2, enabled=True) as advance:
+        advance()
+        advance()
+    assert "extracting" in capsys.readouterr().out

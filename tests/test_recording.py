@@ -1,0 +1,330 @@
+"""RecordingModel against a scripted provider, and the record command's exit codes, offline."""
+
+import asyncio
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+from datetime import datetime
+
+import pytest
+from strands import Agent
+from strands.models import Model
+
+from helpers import offline_invoice, record, recording
+from helpers.exchanges import load_exchange
+from helpers.recording import RecordingError, RecordingModel, describe_changes
+from helpers.replay import ReplayModel, turn_events
+
+USAGE = {"inputTokens": 1200, "outputTokens": 150, "totalTokens": 1350, "cacheReadInputTokens": 0}
+CORRECT = offline_invoice.GROUND_TRUTH.model_dump(mode="json")
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a test tried to open a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+class ScriptedModel(Model):
+    """A fake provider: each call streams the next scripted event list, or raises it."""
+
+    def __init__(self, *scripts):
+        self.scripts = list(scripts)
+        self.calls = 0
+
+    def update_config(self, **config):
+        pass
+
+    def get_config(self):
+        return {}
+
+    async def structured_output(self, *args, **kwargs):
+        raise NotImplementedError
+        yield
+
+    async def stream(self, messages, tool_specs=None, system_prompt=None, **kwargs):
+        script = self.scripts[self.calls]
+        self.calls += 1
+        for event in script:
+            if isinstance(event, Exception):
+                raise event
+            yield event
+
+
+def tool_events(chunks, name="Invoice", usage=USAGE, blocks=1):
+    events = [{"messageStart": {"role": "assistant"}}]
+    for index in range(blocks):
+        events.append(
+            {
+                "contentBlockStart": {
+                    "start": {"toolUse": {"toolUseId": f"tooluse_{index}", "name": name}},
+                    "contentBlockIndex": index,
+                }
+            }
+        )
+        events += [
+            {"contentBlockDelta": {"delta": {"toolUse": {"input": c}}, "contentBlockIndex": index}} for c in chunks
+        ]
+        events.append({"contentBlockStop": {"contentBlockIndex": index}})
+    events.append({"messageStop": {"stopReason": "tool_use"}})
+    events.append({"metadata": {"usage": dict(usage), "metrics": {"latencyMs": 812}}})
+    return events
+
+
+def text_events(text):
+    return [
+        {"messageStart": {"role": "assistant"}},
+        {"contentBlockDelta": {"delta": {"text": text}, "contentBlockIndex": 0}},
+        {"contentBlockStop": {"contentBlockIndex": 0}},
+        {"messageStop": {"stopReason": "end_turn"}},
+        {"metadata": {"usage": dict(USAGE)}},
+    ]
+
+
+def split(text, size=37):
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+CORRECT_CHUNKS = [""] + split(json.dumps(CORRECT))
+
+
+def stream(model, limit=None):
+    async def run():
+        seen = []
+        generator = model.stream([{"role": "user", "content": [{"text": "hi"}]}], None, None)
+        async for event in generator:
+            seen.append(event)
+            if limit is not None and len(seen) == limit:
+                await generator.aclose()
+                break
+        return seen
+
+    return asyncio.run(run())
+
+
+# --- RecordingModel -------------------------------------------------------------------------
+
+
+def test_passes_every_event_through_and_keeps_chunks_and_usage_exactly():
+    events = tool_events(CORRECT_CHUNKS)
+    model = RecordingModel(ScriptedModel(events))
+    assert stream(model) == events
+    assert model.turns == [
+        {
+            "toolUse": {
+                "name": "Invoice",
+                "toolUseId": "tooluse_0",
+                "inputChunks": CORRECT_CHUNKS,
+                "input": CORRECT,
+                "usage": USAGE,
+            }
+        }
+    ]
+
+
+def test_commits_one_turn_per_completed_stream_and_none_for_a_broken_one():
+    model = RecordingModel(
+        ScriptedModel(tool_events(CORRECT_CHUNKS), text_events("Done."), tool_events(CORRECT_CHUNKS))
+    )
+    stream(model)
+    stream(model)
+    assert [next(iter(turn)) for turn in model.turns] == ["toolUse", "text"]
+    stream(model, limit=4)  # the consumer stops half way
+    assert len(model.turns) == 2
+
+
+def test_a_provider_error_mid_stream_commits_nothing():
+    events = tool_events(CORRECT_CHUNKS)
+    model = RecordingModel(ScriptedModel(events[:5] + [RuntimeError("connection reset")]))
+    with pytest.raises(RuntimeError, match="connection reset"):
+        stream(model)
+    assert model.turns == []
+
+
+def test_refuses_several_tool_use_blocks_in_one_message():
+    model = RecordingModel(ScriptedModel(tool_events(CORRECT_CHUNKS, blocks=2)))
+    with pytest.raises(RecordingError, match="turn 1: the provider streamed several toolUse blocks in one message"):
+        stream(model)
+    assert model.turns == []
+
+
+@pytest.mark.parametrize(
+    ("chunks", "complaint"),
+    [(['{"invoice_id": "NW-', "20"], "is not JSON"), (["[1, 2]"], "is JSON but not an object")],
+)
+def test_refuses_tool_input_that_is_not_a_json_object(chunks, complaint):
+    model = RecordingModel(ScriptedModel(tool_events(chunks)))
+    with pytest.raises(RecordingError, match=complaint):
+        stream(model)
+    assert model.turns == []
+
+
+def test_keeps_a_text_preamble_and_text_only_turns():
+    events = tool_events(CORRECT_CHUNKS)
+    events[1:1] = [
+        {"contentBlockDelta": {"delta": {"text": "Extracting "}}},
+        {"contentBlockDelta": {"delta": {"text": "now."}}},
+        {"contentBlockStop": {}},
+    ]
+    model = RecordingModel(ScriptedModel(events, text_events("No invoice here.")))
+    stream(model)
+    stream(model)
+    assert model.turns[0]["text"] == {"chunks": ["Extracting ", "now."]}
+    assert model.turns[1] == {"text": {"chunks": ["No invoice here."], "usage": USAGE}}
+
+
+def test_a_recorded_turn_replays_as_the_same_events():
+    events = tool_events(CORRECT_CHUNKS)
+    model = RecordingModel(ScriptedModel(events))
+    stream(model)
+    replayed = list(turn_events(model.turns[0]))
+    expected = events[:-1] + [{"metadata": {"usage": USAGE}}]  # latency is not part of a fixture
+    assert replayed == expected
+
+
+# --- the record command ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def fixture_copy(tmp_path):
+    path = tmp_path / "offline_invoice.json"
+    path.write_bytes(offline_invoice.FIXTURE_PATH.read_bytes())
+    return path
+
+
+def run_command(fixture, *scripts, argv=()):
+    out = io.StringIO()
+    code = record.main(["--fixture", str(fixture), *argv], model_factory=lambda: ScriptedModel(*scripts), out=out)
+    return code, out.getvalue()
+
+
+def test_success_replaces_the_fixture_and_prints_payload_and_changes(fixture_copy):
+    code, printed = run_command(fixture_copy, tool_events(CORRECT_CHUNKS))
+    assert code == recording.EXIT_OK
+    exchange = load_exchange(fixture_copy, tool_name="Invoice")
+    provenance = exchange.provenance
+    assert provenance["hand_authored"] is False
+    assert provenance["model_id"] == "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+    assert datetime.fromisoformat(provenance["recorded"]).tzinfo is not None
+    assert exchange.tool_uses()[0]["inputChunks"] == CORRECT_CHUNKS
+    assert json.dumps(CORRECT, indent=2) in printed
+    assert "provenance.hand_authored: True -> False" in printed
+    assert "payload.vendor_name: 'Northwind Holdings Inc.' -> 'Northwind Office Supply'" in printed
+    assert "payload.invoice_date: added '2026-04-17'" in printed
+    assert 'payload.line_items: added {"description": "Cable management kit", "sku": "NW-0087"' in printed
+    assert f"inputChunks: 12 chunks -> {len(CORRECT_CHUNKS)} chunks" in printed
+    replayed = ReplayModel(exchange)
+    result = Agent(model=replayed, callback_handler=None)(
+        offline_invoice.prompt(), structured_output_model=offline_invoice.OUTPUT_MODEL
+    )
+    assert result.structured_output == offline_invoice.GROUND_TRUTH
+
+
+def test_agent_failure_exits_2_with_type_and_message_and_leaves_the_fixture(fixture_copy):
+    before = fixture_copy.read_bytes()
+    code, printed = run_command(fixture_copy, [RuntimeError("AccessDeniedException: no access to the model")])
+    assert code == recording.EXIT_AGENT_FAILED == 2
+    assert "RuntimeError: AccessDeniedException: no access to the model" in printed
+    assert fixture_copy.read_bytes() == before
+
+
+def test_a_refused_stream_exits_2_and_leaves_the_fixture(fixture_copy):
+    before = fixture_copy.read_bytes()
+    code, printed = run_command(fixture_copy, tool_events(CORRECT_CHUNKS, blocks=2))
+    assert code == 2 and "RecordingError" in printed and "several toolUse blocks" in printed
+    assert fixture_copy.read_bytes() == before
+
+
+def test_no_structured_output_tool_call_exits_3(fixture_copy):
+    before = fixture_copy.read_bytes()
+    code, printed = run_command(fixture_copy, text_events("I see no invoice."), text_events("Still none."))
+    assert code == recording.EXIT_NO_STRUCTURED_OUTPUT == 3
+    assert "never called the structured-output tool 'Invoice'" in printed
+    assert fixture_copy.read_bytes() == before
+
+
+def test_structured_output_from_json_text_is_not_a_tool_call_and_exits_3(fixture_copy):
+    before = fixture_copy.read_bytes()
+    code, printed = run_command(fixture_copy, text_events("Here it is."), text_events(json.dumps(CORRECT)))
+    assert code == 3
+    assert fixture_copy.read_bytes() == before
+
+
+def test_missing_dependency_exits_1_and_leaves_the_fixture(fixture_copy, monkeypatch):
+    before = fixture_copy.read_bytes()
+    monkeypatch.setitem(sys.modules, "boto3", None)
+    code, printed = run_command(fixture_copy, tool_events(CORRECT_CHUNKS))
+    assert code == record.EXIT_MISSING_DEPENDENCY == recording.EXIT_MISSING_DEPENDENCY == 1
+    assert "Missing dependency: boto3" in printed and "make setup" in printed
+    assert fixture_copy.read_bytes() == before
+
+
+def test_the_command_reports_a_missing_strands_as_exit_1_not_a_traceback(fixture_copy, tmp_path):
+    blocked = tmp_path / "blocked" / "strands"
+    blocked.mkdir(parents=True)
+    (blocked / "__init__.py").write_text('raise ImportError("strands is not installed")\n', encoding="utf-8")
+    before = fixture_copy.read_bytes()
+    env = {**os.environ, "PYTHONPATH": str(blocked.parent)}
+    done = subprocess.run(
+        [sys.executable, "-m", "helpers.record", "--fixture", str(fixture_copy)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Missing dependency: strands-agents" in done.stdout and "Traceback" not in done.stderr
+    assert fixture_copy.read_bytes() == before
+
+
+def test_absent_credentials_exit_2_before_any_call(fixture_copy, tmp_path, monkeypatch):
+    for name in list(os.environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    before = fixture_copy.read_bytes()
+    out = io.StringIO()
+    code = record.main(["--fixture", str(fixture_copy)], out=out)
+    assert code == record.EXIT_AGENT_FAILED == recording.EXIT_AGENT_FAILED == 2
+    assert "CredentialsError" in out.getvalue() and "AWS_PROFILE" in out.getvalue()
+    assert fixture_copy.read_bytes() == before
+
+
+def test_help_lists_the_exit_codes(capsys):
+    with pytest.raises(SystemExit) as caught:
+        record.main(["--help"])
+    assert caught.value.code == 0
+    text = capsys.readouterr().out
+    assert "python -m helpers.record" in text
+    for line in ("0  recorded", "1  a dependency is missing", "2  the agent call failed", "3  the model never called"):
+        assert line in text
+
+
+def test_describe_changes_reads_a_reordered_list_as_one_line():
+    def fixture(items):
+        tool = {
+            "name": "Invoice",
+            "toolUseId": "t",
+            "inputChunks": ["{}"],
+            "input": {"line_items": items},
+            "usage": USAGE,
+        }
+        return {"provenance": {"hand_authored": False, "model_id": "m"}, "turns": [{"toolUse": tool}]}
+
+    changes = describe_changes(fixture([{"sku": "A"}, {"sku": "B"}]), fixture([{"sku": "B"}, {"sku": "A"}]))
+    assert changes == ["payload.line_items: same items, different order"]
+    assert describe_changes(fixture([{"sku": "A"}]), fixture([{"sku": "A"}])) == ["no change"]
+
+
+def test_describe_changes_without_a_previous_fixture():
+    assert describe_changes(None, {"provenance": {}, "turns": []}) == [
+        "there was no readable previous fixture; everything is new"
+    ]
