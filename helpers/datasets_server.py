@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import requests
+
+from helpers.files import write_text_atomically
 
 SERVICE = "Hugging Face datasets server"
 DEFAULT_BASE_URL = "https://datasets-server.huggingface.co"
@@ -198,19 +199,9 @@ def write_snapshot(
     The file holds the request parameters, each page exactly as the server returned it, and
     `provenance`; no header, so no token.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     document = {"provenance": provenance, "request": request.as_dict(), "pages": pages}
     text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text_atomically(path, text)
 
 
 @dataclass(frozen=True)

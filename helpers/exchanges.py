@@ -26,11 +26,11 @@ model often writes before calling a tool); it streams first, and the turn's usag
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from helpers.files import write_text_atomically
 
 EXCHANGES_DIR = Path(__file__).resolve().parent.parent / "data" / "exchanges"
 USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens")
@@ -135,17 +135,8 @@ def save_exchange(data: dict[str, Any], path: Path | str) -> Path:
     """
     path = Path(path)
     parse_exchange(data, source=str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text_atomically(path, text)
 
 
 class _Checker:

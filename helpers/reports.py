@@ -8,27 +8,18 @@ as ISO strings. That JSON is the one saved-report format every helper here reads
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from strands_evals.evaluators import StructuredOutputReport
+
+from helpers.files import write_text_atomically
 
 
 def save_report(report: StructuredOutputReport, path: Path | str) -> Path:
     """Write `report` as its pydantic JSON, atomically, so a failed write leaves no half file."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = report.model_dump_json(indent=2)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text_atomically(path, text)
 
 
 def load_report(path: Path | str) -> StructuredOutputReport:
