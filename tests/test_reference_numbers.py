@@ -4,10 +4,7 @@ If a library upgrade changes one of these, this file says which number moved, be
 notebook's stored outputs (and its prose) silently disagree with a fresh run.
 """
 
-import asyncio
-
 import pytest
-from strands_evals import Case, Experiment, eval_task
 from strands_evals.evaluators import Equals, StructuredOutputReport, StructuredOutputSimilarity
 from strands_evals.types.evaluation import EvaluationData
 
@@ -32,29 +29,14 @@ ROLLUP = {
 LIBRARY_MOVED = "changed against strands-agents-evals 1.7.0 / stickler-eval 1.0.0: re-check the notebooks' prose"
 
 
-def run(evaluator, cases) -> StructuredOutputReport:
-    predictions = {case.name: case.prediction for case in cases}
-
-    @eval_task()
-    def task(case):
-        return {"output": predictions[case.name]}
-
-    experiment = Experiment(
-        cases=[Case(name=case.name, input=case.broken, expected_output=case.ground_truth) for case in cases],
-        evaluators=[evaluator],
-        report_cls=StructuredOutputReport,
-    )
-    return asyncio.run(experiment.run_evaluations_async(task))
+@pytest.fixture(scope="module")
+def similarity(score_reference) -> StructuredOutputReport:
+    return score_reference(StructuredOutputSimilarity(Invoice), reference_cases())
 
 
 @pytest.fixture(scope="module")
-def similarity() -> StructuredOutputReport:
-    return run(StructuredOutputSimilarity(Invoice), reference_cases())
-
-
-@pytest.fixture(scope="module")
-def equals() -> StructuredOutputReport:
-    return run(Equals(), reference_cases())
+def equals(score_reference) -> StructuredOutputReport:
+    return score_reference(Equals(), reference_cases())
 
 
 def test_per_case_scores(similarity, equals):
@@ -94,8 +76,8 @@ def test_every_line_item_leaf_counts_five_matched_pairs(similarity):
     assert all("mean_score" not in row for row in leaves.values()), "nested leaves now carry a mean score"
 
 
-def test_sparse_schema_scenarios():
-    report = run(StructuredOutputSimilarity(SparseInvoice), sparse_cases())
+def test_sparse_schema_scenarios(score_reference):
+    report = score_reference(StructuredOutputSimilarity(SparseInvoice), sparse_cases())
     measured = {
         row["case"]: (round(row["overall_score"], 3), round(row["recall"], 3), row["test_pass"])
         for row in report.per_case()
@@ -126,8 +108,8 @@ def test_date_typed_str_forgives_a_wrong_month_that_date_does_not():
     assert as_date.evaluate(case)[0].metadata["field_scores"]["invoice_date"] == 0.0
 
 
-def test_weighted_invoice_fails_a_wrong_total_the_uniform_one_passes(similarity):
-    weighted = run(StructuredOutputSimilarity(WeightedInvoice), reference_cases())
+def test_weighted_invoice_fails_a_wrong_total_the_uniform_one_passes(similarity, score_reference):
+    weighted = score_reference(StructuredOutputSimilarity(WeightedInvoice), reference_cases())
     assert [round(score, 3) for score in weighted.scores] == [1.0, 1.0, 0.667, 0.667, 0.944, 0.0]
     assert weighted.test_passes == [True, True, False, False, True, False]
     assert similarity.test_passes[2] is True
@@ -147,10 +129,10 @@ def test_weighted_invoice_configures_what_explain_infers_for_invoice():
     }
 
 
-def test_fuzzy_equals_column_of_the_side_by_side():
+def test_fuzzy_equals_column_of_the_side_by_side(score_reference):
     from helpers import FuzzyEquals
 
-    report = run(FuzzyEquals(case_sensitive=False, numeric_tolerance=0.01), reference_cases())
+    report = score_reference(FuzzyEquals(case_sensitive=False, numeric_tolerance=0.01), reference_cases())
     assert report.scores == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
     assert report.overall_score == 0.5
     assert len(set(report.scores)) == 2

@@ -1,9 +1,6 @@
 """Saving a report that holds dates, and reading it back with its rollups."""
 
-import asyncio
-
 import pytest
-from strands_evals import Case, Experiment, eval_task
 from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSimilarity
 
 from helpers.invoices import Invoice, reference_cases
@@ -11,20 +8,8 @@ from helpers.reports import load_report, save_report
 
 
 @pytest.fixture(scope="module")
-def report() -> StructuredOutputReport:
-    cases = reference_cases()
-    predictions = {case.name: case.prediction for case in cases}
-
-    @eval_task()
-    def task(case):
-        return {"output": predictions[case.name]}
-
-    experiment = Experiment(
-        cases=[Case(name=case.name, input=case.broken, expected_output=case.ground_truth) for case in cases],
-        evaluators=[StructuredOutputSimilarity(Invoice)],
-        report_cls=StructuredOutputReport,
-    )
-    return asyncio.run(experiment.run_evaluations_async(task))
+def report(score_reference) -> StructuredOutputReport:
+    return score_reference(StructuredOutputSimilarity(Invoice), reference_cases())
 
 
 def test_base_to_file_cannot_write_dates(report, tmp_path):
