@@ -14,7 +14,7 @@ export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lab run test lint format outputs check-outputs record record-fcc bench clean
+.PHONY: help setup lab run test lint format outputs check-outputs record record-fcc compare bench clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -59,6 +59,9 @@ record: $(STAMP) ## Re-record the offline invoice exchange against Bedrock (need
 
 record-fcc: $(STAMP) ## Re-record the FCC snapshot and extractions live (needs AWS_PROFILE and network)
 	$(BIN)/python -m helpers.record_fcc
+
+compare: $(STAMP) ## Compare two saved reports and apply gates: make compare OLD=a.json NEW=b.json GATES="--gate 'overall >= 0.8'"
+	$(BIN)/python -m helpers.compare $(OLD) $(NEW) $(GATES)
 
 bench: $(STAMP) ## Benchmarks: FuzzyEquals against deepdiff, measured in one run
 	$(BIN)/python bench/bench_fuzzy.py

@@ -11,6 +11,11 @@ Per-field numbers are rebuilt from each document's confusion counts (stickler's 
 on every scored row), walked the way `stickler.aggregate_from_comparisons` walks them, so on the
 full set of documents they equal `StructuredOutputReport.metrics()`.
 
+Gates are one-line rules a CI job can hold a run to: `total_amount.recall >= 0.98` and
+`overall >= 0.8` measure the new run, `delta(line_items.f1) >= -0.02` the change, and
+`high(delta(invoice_date.f1)) >= 0` the upper end of the change's interval, which fails only
+when a regression is beyond noise.
+
     python -m helpers.compare OLD.json NEW.json [--gate RULE ...]
 
 prints the tables and exits 0 when every gate passes, 1 when one fails, and 2 on bad input.
@@ -105,6 +110,11 @@ def field_counts(comparison: Mapping[str, Any]) -> dict[str, dict[str, int]]:
     return counts
 
 
+def _is_ours(metadata: Mapping[str, Any]) -> bool:
+    """A row StructuredOutputSimilarity scored, or one it could not read as the model."""
+    return metadata.get("evaluated_by") == MARKER or metadata.get("error") == "unreadable"
+
+
 def read_run(report: EvaluationReport, source: str = "run") -> Run:
     """Collect the `StructuredOutputSimilarity` rows of `report`, one per case name.
 
@@ -114,7 +124,8 @@ def read_run(report: EvaluationReport, source: str = "run") -> Run:
     `unscored` with the reason.
 
     Raises:
-        CompareError: If a case name repeats, if a case has no name, or if nothing was scored.
+        CompareError: If a case name repeats (a flattened multi-evaluator report does that), if
+            a case has no name, or if nothing was scored.
     """
     documents: dict[str, Document] = {}
     unscored: dict[str, str] = {}
@@ -123,37 +134,28 @@ def read_run(report: EvaluationReport, source: str = "run") -> Run:
         name = case.get("name")
         if not isinstance(name, str) or not name:
             raise CompareError(f"{source}: case {index} has no name; runs are paired by case name, so name every Case")
-        ours = [row for row in rows if (row.metadata or {}).get("evaluated_by") == MARKER]
-        unreadable = [row for row in rows if (row.metadata or {}).get("error") == "unreadable"]
-        if len(ours) + len(unreadable) > 1 or name in documents:
+        ours = [row for row in rows if _is_ours(row.metadata or {})]
+        if len(ours) > 1 or name in documents or name in unscored:
             raise CompareError(
-                f"{source}: case {name!r} is scored more than once; compare one evaluator's report "
+                f"{source}: case {name!r} appears more than once; compare one evaluator's report "
                 "at a time and give every case a distinct name"
             )
-        if ours:
-            row = ours[0]
-            comparison = row.metadata.get("comparison")
-            if not isinstance(comparison, Mapping):
-                raise CompareError(f"{source}: case {name!r} has no raw comparison in its row metadata")
-            documents[name] = Document(
-                score=float(row.score),
-                schema=str(row.label),
-                counts=field_counts(comparison),
-                expected=case.get("expected_output"),
-                actual=case.get("actual_output"),
-            )
-        elif unreadable:
-            row = unreadable[0]
-            documents[name] = Document(
-                score=float(row.score),
-                schema=str(row.label),
-                counts={},
-                expected=case.get("expected_output"),
-                actual=case.get("actual_output"),
-                unreadable=True,
-            )
-        else:
+        if not ours:
             unscored[name] = "not scored by StructuredOutputSimilarity (no ground truth, or another evaluator)"
+            continue
+        row = ours[0]
+        unreadable = row.metadata.get("evaluated_by") != MARKER
+        comparison = row.metadata.get("comparison")
+        if not unreadable and not isinstance(comparison, Mapping):
+            raise CompareError(f"{source}: case {name!r} has no raw comparison in its row metadata")
+        documents[name] = Document(
+            score=float(row.score),
+            schema=str(row.label),
+            counts={} if unreadable else field_counts(comparison),
+            expected=case.get("expected_output"),
+            actual=case.get("actual_output"),
+            unreadable=unreadable,
+        )
     if not documents:
         raise CompareError(
             f"{source}: no case was scored by StructuredOutputSimilarity; score the run with "
@@ -226,7 +228,10 @@ class Interval:
 
 
 def verdict(low: float, high: float) -> str:
-    """Name a change from its interval: a change is claimed only when zero is outside it."""
+    """Name a change from its interval: a change is claimed only when zero is outside it.
+
+    Higher is better for every metric a verdict is given for (scores, precision, recall, F1).
+    """
     if low > 0:
         return IMPROVED
     if high < 0:
@@ -569,18 +574,25 @@ _OPERATORS = {
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _TARGET = r"[A-Za-z_][\w.]*"
 _RULE = re.compile(
-    rf"^\s*(?:delta\(\s*(?P<delta>{_TARGET})\s*\)|(?P<plain>{_TARGET}))\s*"
+    rf"^\s*(?:(?P<bound_of>low|high)\(\s*delta\(\s*(?P<interval>{_TARGET})\s*\)\s*\)"
+    rf"|delta\(\s*(?P<delta>{_TARGET})\s*\)|(?P<plain>{_TARGET}))\s*"
     rf"(?P<op>>=|<=|==|!=|>|<)\s*(?P<bound>{_NUMBER})\s*$"
 )
+_SHAPES = "TARGET, delta(TARGET), low(delta(TARGET)) or high(delta(TARGET))"
 
 
 @dataclass(frozen=True)
 class Gate:
-    """A parsed rule: a target (`overall` or `path.metric`), whether it is a delta, a bound."""
+    """A parsed rule: what to measure (`value`, `delta`, `low` or `high`) of which target, and the bound.
+
+    `low` and `high` are the ends of the paired bootstrap interval of the delta, for a gate
+    that should fail only when a change is beyond noise: `high(delta(invoice_date.f1)) >= 0`
+    fails only when the whole interval is below zero, which is the `regressed` verdict.
+    """
 
     rule: str
     target: str
-    is_delta: bool
+    measure: str
     operator: str
     bound: float
 
@@ -596,61 +608,62 @@ class GateResult:
 
 
 def parse_gate(rule: str) -> Gate:
-    """Parse `overall >= 0.8`, `total_amount.recall >= 0.98` or `delta(line_items.f1) >= -0.02`.
+    """Parse `overall >= 0.8`, `total_amount.recall >= 0.98`, `delta(line_items.f1) >= -0.02`
+    or `high(delta(invoice_date.f1)) >= 0`.
 
     Raises:
-        GateError: If the rule does not have that shape or names an unknown metric.
+        GateError: If the rule does not have one of those shapes or names an unknown metric.
     """
     match = _RULE.match(rule)
     if match is None:
         raise GateError(
-            f"gate {rule!r} is malformed; write TARGET OP NUMBER or delta(TARGET) OP NUMBER, where TARGET "
-            f"is overall or FIELD.METRIC and OP is one of {' '.join(_OPERATORS)} "
-            "(e.g. 'total_amount.recall >= 0.98')"
+            f"gate {rule!r} is malformed; write {_SHAPES} followed by OP NUMBER, where TARGET is overall "
+            f"or FIELD.METRIC and OP is one of {' '.join(_OPERATORS)} (e.g. 'total_amount.recall >= 0.98')"
         )
-    target = match["delta"] or match["plain"]
-    if target != "overall":
-        if "." not in target or target.rsplit(".", 1)[1] not in RATIOS + COUNTS:
-            metric = target.rsplit(".", 1)[-1]
-            raise GateError(
-                f"gate {rule!r}: {metric!r} is not a metric; end the target with one of "
-                f"{', '.join(RATIOS + COUNTS)}, or use overall"
-            )
-    return Gate(rule, target, match["delta"] is not None, match["op"], float(match["bound"]))
+    target = match["interval"] or match["delta"] or match["plain"]
+    if target != "overall" and ("." not in target or target.rsplit(".", 1)[1] not in RATIOS + COUNTS):
+        raise GateError(
+            f"gate {rule!r}: {target.rsplit('.', 1)[-1]!r} is not a metric; end the target with one of "
+            f"{', '.join(RATIOS + COUNTS)}, or use overall"
+        )
+    measure = match["bound_of"] or ("delta" if match["delta"] else "value")
+    return Gate(rule, target, measure, match["op"], float(match["bound"]))
 
 
 def evaluate_gates(rules: Iterable[str | Gate], subject: Comparison | EvaluationReport) -> list[GateResult]:
     """Evaluate each rule against one run (a report) or a pair (a `Comparison`).
 
-    On a pair, a plain rule is measured on the new run's paired documents and a `delta(...)`
-    rule on new minus old. A `delta(...)` rule against a single run, or a field path the runs
-    do not have, is an error rather than a pass.
+    On a pair, a plain rule is measured on the new run's paired documents, `delta(...)` on new
+    minus old, and `low(...)` / `high(...)` on the ends of the delta's bootstrap interval. A
+    rule that needs two runs against a single run, or a field path the runs do not have, is an
+    error rather than a pass.
 
     Raises:
         GateError: For a malformed rule, an unknown field path, or a delta on a single run.
     """
     if isinstance(subject, Comparison):
-        old, new, paths = subject.old, subject.new, subject.paths
+        comparison, new, paths = subject, subject.new, subject.paths
+        old_label, new_label = subject.labels
     else:
         run = read_run(subject, "report")
         paths = tuple(paths_in(run, run.documents))
-        old, new = None, Sample.of(run, list(run.documents), paths)
+        comparison, new, new_label = None, Sample.of(run, list(run.documents), paths), "run"
     results = []
     for rule in rules:
         gate = rule if isinstance(rule, Gate) else parse_gate(rule)
-        if gate.target != "overall" and gate.target.rsplit(".", 1)[0] not in paths:
-            raise GateError(
-                f"gate {gate.rule!r}: unknown field path {gate.target.rsplit('.', 1)[0]!r}; "
-                f"known paths: {', '.join(paths)}"
-            )
-        if gate.is_delta:
-            if old is None:
-                raise GateError(f"gate {gate.rule!r} compares two runs; evaluate it against a comparison")
-            measured, on = float(new.value(gate.target) - old.value(gate.target)), "new - old"
+        path = gate.target.rsplit(".", 1)[0]
+        if gate.target != "overall" and path not in paths:
+            raise GateError(f"gate {gate.rule!r}: unknown field path {path!r}; known paths: {', '.join(paths)}")
+        if gate.measure == "value":
+            measured, on = float(new.value(gate.target)), new_label
+        elif comparison is None:
+            raise GateError(f"gate {gate.rule!r} compares two runs; evaluate it against a comparison")
         else:
-            measured, on = float(new.value(gate.target)), "new" if old is not None else "run"
-        passed = bool(_OPERATORS[gate.operator](measured, gate.bound)) and math.isfinite(measured)
-        results.append(GateResult(gate.rule, measured, on, passed))
+            change = comparison.delta(gate.target)
+            measured = {"delta": change.estimate, "low": change.low, "high": change.high}[gate.measure]
+            on = f"{new_label} - {old_label}" if gate.measure == "delta" else f"{gate.measure} of interval"
+        passed = math.isfinite(measured) and bool(_OPERATORS[gate.operator](measured, gate.bound))
+        results.append(GateResult(gate.rule, float(measured), on, passed))
     return results
 
 
@@ -682,6 +695,13 @@ def report_text(comparison: Comparison, results: Sequence[GateResult], top: int 
     ]
     if comparison.pairing.excluded:
         parts.append(show(comparison.pairing.table()))
+    unreadable = [
+        sum(run.documents[name].unreadable for name in comparison.pairing.cases) for run in (old_run, new_run)
+    ]
+    if any(unreadable):
+        parts.append(
+            f"outputs not readable as the schema (scored 0, no field counts): old {unreadable[0]}, new {unreadable[1]}"
+        )
     parts += [
         "",
         f"Overall ({level} paired bootstrap over documents, {comparison.resamples} resamples, seed {comparison.seed})",
@@ -712,7 +732,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="RULE",
-        help="e.g. 'total_amount.recall >= 0.98', 'overall >= 0.8', 'delta(line_items.f1) >= -0.02'",
+        help=(
+            "e.g. 'total_amount.recall >= 0.98', 'overall >= 0.8', 'delta(line_items.f1) >= -0.02', "
+            "'high(delta(invoice_date.f1)) >= 0' (repeatable)"
+        ),
     )
     parser.add_argument("--resamples", type=int, default=RESAMPLES)
     parser.add_argument("--seed", type=int, default=SEED)

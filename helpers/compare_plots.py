@@ -30,7 +30,7 @@ def interval_chart(
             drawn top to bottom in table order.
     """
     rows = table.reset_index(drop=True)
-    figure = Figure(figsize=(7.5, 0.42 * len(rows) + 1.4))
+    figure = Figure(figsize=(8.5, 0.42 * len(rows) + 1.5))
     axes = figure.subplots()
     for position, row in rows.iterrows():
         y = len(rows) - 1 - position
@@ -39,11 +39,13 @@ def interval_chart(
         axes.plot([row[estimate]], [y], "o", color=colour, markersize=6)
     axes.axvline(0.0, color="black", linewidth=0.8)
     axes.set_yticks(range(len(rows)), list(rows[label])[::-1])
+    axes.set_ylim(-0.6, len(rows) - 0.4)
     axes.set_xlabel(xlabel)
     axes.set_title(title)
     for verdict, colour in VERDICT_COLOURS.items():
-        axes.plot([], [], "o-", color=colour, label=verdict)
-    axes.legend(loc="lower right", fontsize=8)
+        if verdict in set(rows["verdict"]):
+            axes.plot([], [], "o-", color=colour, label=verdict)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     figure.tight_layout()
     return figure
 
