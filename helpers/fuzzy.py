@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Mapping
 from decimal import Decimal
 from enum import Enum
+from fractions import Fraction
 from itertools import product
 from typing import Any
 
@@ -74,6 +75,7 @@ _TOLERANCES = {"numeric_tolerance": 0.0, "absolute_tolerance": 0.0}
 _NULL = ("null",)
 _NAN = ("nan",)
 _NUMBER_ERASED = ("number",)
+_UNKNOWN = object()
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 _FAST = frozenset({str, int, float, type(None)})  # stand for themselves in keys; bool would equal 1
 _NUMERIC_TEXT = re.compile(r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
@@ -166,7 +168,6 @@ class FuzzyEquals(Evaluator[InputT, OutputT]):
             knobs[knob] = float(tolerance)
         self._value = value
         self._knobs = knobs
-        self._comparer = _Comparer(**knobs)
 
     @property
     def value(self) -> Any:
@@ -198,7 +199,7 @@ class FuzzyEquals(Evaluator[InputT, OutputT]):
         result: dict[str, Any] = {"evaluator_type": self.get_type_name()}
         if self._value is not UNSET:
             try:
-                result["value"] = _plain(self._value)
+                result["value"] = _storable(_plain(self._value))
             except _Unreadable as exc:
                 raise ValueError(f"FuzzyEquals.to_dict: {exc}; store a finite, acyclic value") from exc
         result.update(self._changed_knobs())
@@ -235,7 +236,7 @@ class FuzzyEquals(Evaluator[InputT, OutputT]):
         collecting = gc.isenabled()
         gc.disable()  # see _Comparer: many small tuples, no cycles, so the cyclic GC only costs
         try:
-            matched = self._comparer.compare(expected_plain, actual_plain, None, report)
+            matched = _Comparer(**self._knobs).compare(expected_plain, actual_plain, None, report)
         except RecursionError:  # MAX_DEPTH keeps well below the limit; this is a last guard
             text = f"could not compare: the values nest too deeply for this interpreter's stack (MAX_DEPTH={MAX_DEPTH})"
             return _failed(text, [text], 1)
@@ -297,7 +298,7 @@ def _plain(value: Any, side: str = "value") -> Any:
         return _to_plain(value, 0)
     except _TooDeep:
         raise _Unreadable(f"{side} {_depth_problem(value)}") from None
-    except (ValueError, TypeError) as exc:  # a Pydantic model that cannot dump itself
+    except (ValueError, TypeError, RecursionError) as exc:  # a Pydantic model that cannot dump itself
         raise _Unreadable(f"{side} holds a Pydantic model that cannot be dumped: {exc}") from None
 
 
@@ -324,6 +325,17 @@ def _to_plain(value: Any, depth: int) -> Any:
     if _PLAIN.issuperset(map(type, value)):
         return value
     return [v if type(v) in _PLAIN else _to_plain(v, depth + 1) for v in value]
+
+
+def _storable(value: Any) -> Any:
+    """Decimals as the int or float they compare as, so `Experiment.to_file` can write them."""
+    if type(value) is dict:
+        return {k: _storable(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_storable(v) for v in value]
+    if isinstance(value, Decimal) and value.is_finite():
+        return _number(value)[1]
+    return value
 
 
 def _depth_problem(value: Any) -> str:
@@ -426,7 +438,7 @@ class _Report:
 
 
 class _Comparer:
-    """The comparison itself, for one set of knobs.
+    """One comparison under one set of knobs (it caches per comparison, so make one for each).
 
     `compare` walks both values with a `_Report` to explain, or with `None` to answer
     yes or no as fast as possible (pairing tries many candidates that way). Canonical keys
@@ -445,6 +457,8 @@ class _Comparer:
         self.absolute: float = knobs["absolute_tolerance"]
         self.tolerant = self.relative > 0 or self.absolute > 0
         self.plain_text = self.case_sensitive and not self.ignore_whitespace and not self.type_coercion
+        self._orders: dict[tuple, tuple | None] = {}  # per comparison: see `_names`
+        self._shared: dict[tuple, tuple] = {}
 
     # leaves
 
@@ -488,12 +502,13 @@ class _Comparer:
 
     def close(self, x: int | float, y: int | float) -> bool:
         """Whether two unequal canonical numbers are within tolerance."""
-        if not self.tolerant or math.isinf(x) or math.isinf(y):
+        if not self.tolerant or _infinite(x) or _infinite(y):
             return False
         try:
             return abs(x - y) <= max(self.relative * max(abs(x), abs(y)), self.absolute)
-        except OverflowError:  # an int too large for a float is not "close" to anything else
-            return False
+        except OverflowError:  # an int beyond float range: the same test in exact fractions
+            a, b = Fraction(x), Fraction(y)
+            return abs(a - b) <= max(Fraction(self.relative) * max(abs(a), abs(b)), Fraction(self.absolute))
 
     # canonical keys
 
@@ -505,20 +520,25 @@ class _Comparer:
         """
         kind = type(value)
         if kind is dict:
+            names = self._names(value)
+            if names is None:  # keys that are not all strings have no canonical order
+                items = [(k, self.key(v, erase_numbers)) for k, v in value.items()]
+                return ("{", frozenset(items) if self.ignore_key_order else tuple(items))
             values = value.values()
             if self.plain_text and not erase_numbers and _FAST.issuperset(map(type, values)):
                 if all(map(operator.eq, values, values)):  # no NaN: it would not equal itself
-                    return ("{", frozenset(value.items()) if self.ignore_key_order else tuple(value.items()))
-            items = []
-            for k, v in value.items():  # plain scalars inline: this loop is the hot path
+                    return ("{", names, tuple(map(value.__getitem__, names)))
+            parts = []
+            for name in names:  # plain scalars inline: this loop is the hot path under a tolerance
+                v = value[name]
                 t = type(v)
                 if (t is int or t is float) and v == v:
-                    items.append((k, _NUMBER_ERASED if erase_numbers else v))
+                    parts.append(_NUMBER_ERASED if erase_numbers else v)
                 elif (t is str and self.plain_text) or v is None:
-                    items.append((k, v))
+                    parts.append(v)
                 else:
-                    items.append((k, self.key(v, erase_numbers)))
-            return ("{", frozenset(items) if self.ignore_key_order else tuple(items))
+                    parts.append(self.key(v, erase_numbers))
+            return ("{", names, tuple(parts))
         if kind is list:
             keys = [self.key(v, erase_numbers) for v in value]
             if not self.ignore_order:
@@ -533,6 +553,22 @@ class _Comparer:
         if leaf[0] == "s":
             return leaf[1]
         return None if leaf is _NULL else leaf
+
+    def _names(self, value: dict) -> tuple | None:
+        """The dict's keys in canonical order, as one shared tuple per key set; None unless all str.
+
+        Sharing the tuple lets equal keys compare it by identity, and caching by the dict's own
+        key order sorts each order once, not once per row.
+        """
+        order = tuple(value)
+        names = self._orders.get(order, _UNKNOWN)
+        if names is _UNKNOWN:
+            names = None
+            if all(type(k) is str for k in order):
+                names = tuple(sorted(order)) if self.ignore_key_order else order
+                names = self._shared.setdefault(names, names)
+            self._orders[order] = names
+        return names
 
     def numbers_of(self, value: Any) -> list | None:
         """The numbers reachable through dicts, in sorted-key order; None if keys are not str."""
@@ -579,14 +615,14 @@ class _Comparer:
         return False
 
     def _leaf_difference(self, expected: Any, actual: Any, mine: tuple, theirs: tuple) -> str:
-        if mine[0] != theirs[0]:
+        if mine[0] != theirs[0] and not {mine[0], theirs[0]} <= {"n", "nan"}:
             text = f"expected {_show(expected)} ({_a(_kind(expected))}), got {_show(actual)} ({_a(_kind(actual))})"
             texts = [v for v in (expected, actual) if isinstance(v, str)]
             if not self.type_coercion and texts and _coerce(texts[0]) is not None:
                 text += "; type_coercion=True would compare them as values"
             return text
         text = f"expected {_show(expected)}, got {_show(actual)}"
-        if mine[0] == "n" and self.tolerant and not (math.isinf(mine[1]) or math.isinf(theirs[1])):
+        if mine[0] == "n" == theirs[0] and self.tolerant and not (_infinite(mine[1]) or _infinite(theirs[1])):
             x, y = mine[1], theirs[1]
             try:
                 allowed = max(self.relative * max(abs(x), abs(y)), self.absolute)
@@ -666,7 +702,7 @@ class _Comparer:
             matched = False
             text = f"no element of actual matches it in order (searched actual[{start}:])"
             if report.room:
-                text += self._nearest_text(mine, actual, list(range(start, len(actual))), path)[1]
+                text += self._nearest_text(mine, actual, list(range(start, len(actual))), path, "nearest there")[1]
             report.add((path, index), text)
         return matched
 
@@ -683,7 +719,7 @@ class _Comparer:
         for index in lost_expected:
             text = "expected element has no partner in actual"
             if report.room:
-                partner, nearest = self._nearest_text(expected[index], actual, free, path)
+                partner, nearest = self._nearest_text(expected[index], actual, free, path, "nearest unpaired actual")
                 if partner is not None:
                     free.remove(partner)
                 text += nearest
@@ -693,7 +729,9 @@ class _Comparer:
                 report.add((path, index), f"actual element has no partner: {_show(actual[index])}")
         return matched
 
-    def _nearest_text(self, mine: Any, actual: list, candidates: list[int], path: Any) -> tuple[int | None, str]:
+    def _nearest_text(
+        self, mine: Any, actual: list, candidates: list[int], path: Any, label: str
+    ) -> tuple[int | None, str]:
         """The candidate with the fewest differences from `mine`, and its first difference."""
         if not candidates:
             return None, "; no actual element is left to compare it with"
@@ -707,12 +745,12 @@ class _Comparer:
                     break
         assert best is not None
         count, position, found = best
-        where, what = found.lines(root="")[0].split(": ", 1) if found.items else ("", "")
+        where, what = found.items[0] if found.items else (None, "")
+        where = _format_path(where, root="")
+        what = what if len(what) <= 200 else what[:197] + "..."  # nested lists explain recursively
         more = f" (and {count - 1} more)" if count > 1 else ""
         at = f" at {where}" if where else ""
-        return position, (
-            f"; nearest unpaired actual is {_format_path((path, position))}, which differs{at}: {what}{more}"
-        )
+        return position, (f"; {label} is {_format_path((path, position))}, which differs{at}: {what}{more}")
 
     # pairing
 
@@ -847,6 +885,11 @@ def _flatten(groups: dict[Any, list[int]]) -> list[int]:
     return sorted(i for indices in groups.values() for i in indices)
 
 
+def _infinite(number: int | float) -> bool:
+    """For canonical numbers: an int is never infinite (and may be too large for `math.isinf`)."""
+    return isinstance(number, float) and math.isinf(number)
+
+
 def _neighbours(cell: Any) -> tuple:
     return (cell - 1, cell, cell + 1) if isinstance(cell, int) else (cell,)
 
@@ -859,6 +902,10 @@ def _cells(values: list, relative: float, absolute: float) -> list | None:
     `t(x) = x / absolute` and the bound is 1. Infinities get cells of their own.
     """
     if relative >= 1:
+        return None
+    try:
+        values = [float(x) for x in values]
+    except OverflowError:  # an int beyond float range
         return None
     if relative == 0:
         width = 1.0

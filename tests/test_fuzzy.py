@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import itertools
 import json
 import math
 import random
 from datetime import date
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from strands.agent.agent_result import AgentResult
@@ -18,7 +20,7 @@ from strands_evals.types.evaluation import EvaluationData
 
 import helpers
 from helpers.fuzzy import MAX_DEPTH, MAX_DIFFERENCES, UNSET, FuzzyEquals
-from helpers.invoices import Invoice, LineItem
+from helpers.invoices import Invoice, LineItem, reference_cases
 
 FLAGS = ["ignore_order", "ignore_key_order", "case_sensitive", "ignore_whitespace", "subset_mode", "type_coercion"]
 TOLERANCES = ["numeric_tolerance", "absolute_tolerance"]
@@ -131,10 +133,12 @@ def test_knobs_name_and_model_value_survive_a_round_trip():
 
 
 def test_round_trip_through_experiment_files(tmp_path):
-    experiment = Experiment(cases=[Case(name="c", input="q")], evaluators=[FuzzyEquals(None)])
-    experiment.to_file(str(tmp_path / "experiment.json"))
-    [rebuilt] = Experiment.from_file(str(tmp_path / "experiment.json"), custom_evaluators=[FuzzyEquals]).evaluators
-    assert rebuilt.value is None
+    evaluators = [FuzzyEquals(None, name="none"), FuzzyEquals({"total": Decimal("10.50")}, name="money")]
+    Experiment(cases=[Case(name="c", input="q")], evaluators=evaluators).to_file(str(tmp_path / "experiment.json"))
+    none, money = Experiment.from_file(str(tmp_path / "experiment.json"), custom_evaluators=[FuzzyEquals]).evaluators
+    assert none.value is None
+    assert money.value == {"total": 10.5}
+    assert money.compare(money.value, {"total": Decimal("10.5")}).test_pass
 
 
 def test_runs_inside_the_experiment_harness():
@@ -224,6 +228,21 @@ def test_ignore_order_applies_at_every_level():
     assert not passes(expected, actual)
 
 
+def test_unordered_rows_with_non_string_keys():
+    rows = [{1: "a", "b": 2.0}, {1: "c", "b": 3.0}]
+    assert passes(rows, [{"b": 3.0, 1: "c"}, {"b": 2.0, 1: "a"}], ignore_order=True)
+    assert not passes(rows, [{"b": 3.0, 1: "c"}, {"b": 2.0, 1: "x"}], ignore_order=True)
+    assert passes(rows, [{"b": 3.01, 1: "c"}, {"b": 2.0, 1: "a"}], ignore_order=True, numeric_tolerance=0.01)
+
+
+def test_unordered_rows_check_key_order_when_asked():
+    rows = [{"a": 1, "b": 2}, {"a": 3, "b": 4}]
+    swapped = [{"a": 3, "b": 4}, {"b": 2, "a": 1}]
+    assert passes(rows, swapped, ignore_order=True)
+    assert not passes(rows, swapped, ignore_order=True, ignore_key_order=False)
+    assert passes(rows, list(reversed(rows)), ignore_order=True, ignore_key_order=False)
+
+
 def test_unhashable_scalars_still_pair():
     class Point:  # defines __eq__ without __hash__, so it is unhashable
         def __init__(self, x):
@@ -278,6 +297,17 @@ def test_int_float_and_decimal_compare_by_value():
     assert not passes(Decimal("10.51"), 10.5)
 
 
+def test_integers_beyond_float_range_compare_without_overflow():
+    huge = 10**400
+    assert passes(huge, huge, numeric_tolerance=0.01)
+    assert not passes(huge, huge + 1)
+    assert passes(huge, huge + 1, numeric_tolerance=0.01)
+    assert not passes(huge, huge * 2, numeric_tolerance=0.01)
+    assert not passes(huge, 1.0, numeric_tolerance=0.01)
+    rows = [{"n": huge + i, "x": 1.0} for i in range(12)]
+    assert passes(rows, list(reversed(rows)), ignore_order=True, numeric_tolerance=0.01)
+
+
 def test_booleans_are_never_numbers():
     assert not passes(True, 1)
     assert not passes(0, False, absolute_tolerance=1.0)
@@ -291,6 +321,7 @@ def test_nan_equals_nan_and_nothing_else():
     assert passes([nan, 1.0], [1.0, Decimal("NaN")], ignore_order=True)
     assert not passes(nan, 0.0, absolute_tolerance=1e9)
     assert not passes(1.0, nan)
+    assert reason(1.0, nan) == "1 difference: $: expected 1.0, got nan"
 
 
 def test_infinities_equal_only_the_same_infinity():
@@ -495,6 +526,18 @@ def test_unpaired_row_names_its_nearest_actual_row_and_why():
     )
 
 
+def test_subsequence_failure_names_the_nearest_element_in_the_searched_range():
+    assert reason(["created", "paid", "lost"], ["created", "paid", "shipped"], subset_mode=True) == (
+        "1 difference: $[2]: no element of actual matches it in order (searched actual[2:]); "
+        "nearest there is $[2], which differs: expected 'lost', got 'shipped'"
+    )
+
+
+def test_reason_paths_quote_awkward_keys():
+    assert reason({"a: b": {"x": 1}}, {"a: b": {"x": 2}}) == "1 difference: $['a: b'].x: expected 1, got 2"
+    assert reason([{"a: b": 1}], [{"a: b": 2}], ignore_order=True).endswith("differs at ['a: b']: expected 1, got 2")
+
+
 def test_reason_lists_up_to_the_cap_then_counts_the_rest():
     out = FuzzyEquals().compare(list(range(15)), [n + 100 for n in range(15)])
     assert out.metadata["difference_count"] == 15
@@ -588,3 +631,31 @@ def test_subset_with_tolerance_and_order_ignored():
     actual = {"items": [{"sku": "B", "price": 3.0, "qty": 1}, {"sku": "A", "price": 10.05, "qty": 2}], "total": 1}
     assert passes(expected, actual, subset_mode=True, ignore_order=True, numeric_tolerance=0.01)
     assert not passes(expected, actual, subset_mode=True, ignore_order=True)
+
+
+def test_reference_invoices_under_case_insensitivity_and_one_percent():
+    """The figures the FuzzyEquals notebook quotes for the six hand-authored reference invoices."""
+    evaluator = FuzzyEquals(case_sensitive=False, numeric_tolerance=0.01)
+    scores = {c.name: evaluator.compare(c.ground_truth, c.prediction).score for c in reference_cases()}
+    assert scores == {
+        "perfect": 1.0,
+        "case-only": 1.0,
+        "amount-off": 1.0,
+        "missing": 0.0,
+        "extra-line": 0.0,
+        "wrong": 0.0,
+    }
+    assert sum(scores.values()) / len(scores) == 0.5
+    assert len(set(scores.values())) == 2
+
+
+def test_benchmark_gives_right_verdicts_at_a_small_size(capsys):
+    path = Path(__file__).resolve().parent.parent / "bench" / "bench_fuzzy.py"
+    spec = importlib.util.spec_from_file_location("bench_fuzzy", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--sizes", "40"]) == 0
+    printed = capsys.readouterr().out
+    assert "exact" in printed and "FuzzyEquals equal (right), deepdiff equal (right)" in printed
+    assert "FuzzyEquals equal (right), deepdiff differs (WRONG)" in printed  # deepdiff cannot apply the tolerance
+    assert "FuzzyEquals differs (right)" in printed
