@@ -5,6 +5,7 @@ At the root so it also applies to `pytest --nbval examples/notebooks` run alone.
 
 import asyncio
 import os
+import socket
 
 import pytest
 from strands_evals import Case, Experiment, eval_task
@@ -34,3 +35,14 @@ def score_reference():
         return asyncio.run(experiment.run_evaluations_async(task))
 
     return score
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Fail a test that opens any connection: replay must never reach the network."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a test tried to open a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)

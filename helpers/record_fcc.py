@@ -142,7 +142,7 @@ def _extract(model: Any, model_id: str, document: Any, out: TextIO) -> dict[str,
 
     from helpers.exchanges import FixtureError, parse_exchange
     from helpers.fcc import FccInvoice, exchange_path
-    from helpers.recording import RecordingModel
+    from helpers.recording import RecordingModel, report_agent_failure
 
     recorder = RecordingModel(model)
     agent = Agent(model=recorder, callback_handler=None)  # one agent per document
@@ -159,7 +159,7 @@ def _extract(model: Any, model_id: str, document: Any, out: TextIO) -> dict[str,
         print(f"{document.id}: the model never called the structured-output tool {name!r}{detail}.", file=out)
         raise _Stop(EXIT_NO_STRUCTURED_OUTPUT)
     if failure is not None:
-        _report_failure(document.id, failure, out)
+        report_agent_failure(failure, out, subject=f"{document.id}: the agent call")
         raise _Stop(EXIT_AGENT_FAILED) from failure
     data = {
         "provenance": {
@@ -174,19 +174,10 @@ def _extract(model: Any, model_id: str, document: Any, out: TextIO) -> dict[str,
     try:
         parse_exchange(data, source=str(exchange_path(document.id)), tool_name=name)
     except FixtureError as exc:
-        _report_failure(document.id, exc, out)
+        report_agent_failure(exc, out, subject=f"{document.id}: the agent call")
         raise _Stop(EXIT_AGENT_FAILED) from exc
     print(f"{document.id}: extracted {len(calls[-1]['input'].get('LineItems') or [])} line items", file=out)
     return data
-
-
-def _report_failure(document_id: str, exc: BaseException, out: TextIO) -> None:
-    print(f"{document_id}: the agent call failed: {type(exc).__name__}: {exc}", file=out)
-    cause = exc.__cause__
-    if cause is not None:
-        print(f"  caused by {type(cause).__name__}: {cause}", file=out)
-    for note in getattr(cause or exc, "__notes__", []):  # Strands adds the region and model id
-        print(f"  {note}", file=out)
 
 
 def _commit(source: Any, fixtures: dict[str, dict], snapshot: Path, exchanges: Path, out: TextIO) -> None:

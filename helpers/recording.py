@@ -266,13 +266,22 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def _agent_failed(exc: BaseException, fixture_path: Path, out: TextIO) -> int:
-    print(f"The agent call failed: {type(exc).__name__}: {exc}", file=out)
+def report_agent_failure(exc: BaseException, out: TextIO, subject: str = "The agent call") -> None:
+    """Print the exception type and message, its cause, and the notes Strands attaches.
+
+    Strands adds the region and model id as notes, which is usually what tells a user
+    whether the credentials, the model access or the region is wrong.
+    """
+    print(f"{subject} failed: {type(exc).__name__}: {exc}", file=out)
     cause = exc.__cause__
     if cause is not None:
         print(f"  caused by {type(cause).__name__}: {cause}", file=out)
-    for note in getattr(cause or exc, "__notes__", []):  # Strands adds the region and model id
+    for note in getattr(cause or exc, "__notes__", []):
         print(f"  {note}", file=out)
+
+
+def _agent_failed(exc: BaseException, fixture_path: Path, out: TextIO) -> int:
+    report_agent_failure(exc, out)
     print(f"{fixture_path} was left unchanged.", file=out)
     return EXIT_AGENT_FAILED
 

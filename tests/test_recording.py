@@ -4,7 +4,6 @@ import asyncio
 import io
 import json
 import os
-import socket
 import subprocess
 import sys
 from datetime import datetime
@@ -22,13 +21,7 @@ USAGE = {"inputTokens": 1200, "outputTokens": 150, "totalTokens": 1350, "cacheRe
 CORRECT = offline_invoice.GROUND_TRUTH.model_dump(mode="json")
 
 
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a test tried to open a network connection")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
+pytestmark = pytest.mark.usefixtures("no_network")
 
 
 class ScriptedModel(Model):

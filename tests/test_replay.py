@@ -3,7 +3,6 @@
 import asyncio
 import copy
 import dataclasses
-import socket
 
 import pytest
 from strands import Agent
@@ -19,13 +18,7 @@ EXCHANGE = load_exchange(offline_invoice.FIXTURE_PATH, tool_name="Invoice")
 USAGE = {"inputTokens": 10, "outputTokens": 4, "totalTokens": 14}
 
 
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a test tried to open a network connection")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
+pytestmark = pytest.mark.usefixtures("no_network")
 
 
 def collect(model: ReplayModel, tool_specs=None) -> list[dict]:
