@@ -11,8 +11,10 @@ from typing import Literal
 
 ENV_VAR = "EVAL_NOTEBOOKS_MODE"
 MODES = ("replay", "live", "auto")
-# What tests and `make run` / `make outputs` set, so every kernel is offline and prints the same.
-OFFLINE_ENV = {ENV_VAR: "replay", "PYTHONWARNINGS": "ignore", "TQDM_DISABLE": "1"}
+# What tests and `make run` / `make outputs` set, so every kernel is offline and prints the same:
+# replay mode, warnings silenced through the environment (never by hiding cells), and the
+# width Rich renders `report.display()` at in a kernel, pinned.
+OFFLINE_ENV = {ENV_VAR: "replay", "PYTHONWARNINGS": "ignore", "JUPYTER_COLUMNS": "115"}
 
 Mode = Literal["replay", "live"]
 
