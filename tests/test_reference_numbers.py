@@ -136,3 +136,11 @@ def test_fuzzy_equals_column_of_the_side_by_side(score_reference):
     assert report.scores == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
     assert report.overall_score == 0.5
     assert len(set(report.scores)) == 2
+
+
+def test_the_comparators_behind_case_only_and_amount_off():
+    from stickler import LevenshteinComparator, NumericComparator
+
+    assert LevenshteinComparator().compare("BETA INDUSTRIES", "Beta Industries") == 1.0, "no longer case-folds"
+    assert round(abs(311.5 - 310.0) / 310.0 * 100, 2) == 0.48
+    assert NumericComparator(relative_tolerance=0.001).compare(311.5, 310.0) == 0.0
