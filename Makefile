@@ -9,6 +9,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 NOTEBOOKS := examples/notebooks
 STAMP := $(VENV)/.synced
+# Jupyter refuses to start as root (containers, CI boxes) unless told it is deliberate.
+LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
@@ -30,7 +32,7 @@ $(STAMP): $(UV) pyproject.toml uv.lock
 setup: $(STAMP) ## Build .venv with the exact locked versions (needs only python3)
 
 lab: $(STAMP) ## Open JupyterLab on the walkthroughs, on 127.0.0.1
-	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --notebook-dir=$(NOTEBOOKS)
+	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --notebook-dir=$(NOTEBOOKS) $(LAB_ROOT)
 
 run: $(STAMP) ## Execute every notebook offline (replay mode) and report; rewrites nothing
 	$(BIN)/python scripts/notebooks.py run

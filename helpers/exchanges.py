@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from helpers.files import write_text_atomically
 
@@ -146,7 +146,7 @@ class _Checker:
         self.source = source
         self.record_command = record_command
 
-    def fail(self, what: str, turn: int | None = None) -> None:
+    def fail(self, what: str, turn: int | None = None) -> NoReturn:
         where = f"{self.source}: turn {turn}, " if turn is not None else f"{self.source}: "
         raise FixtureError(f"{where}{what} (fix the file or re-record it with `{self.record_command}`)")
 

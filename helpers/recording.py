@@ -5,9 +5,12 @@ while it keeps each assistant message as a fixture turn (see `helpers.exchanges`
 tool-input chunks with the boundaries the provider chose and the usage it reported. A turn
 is committed only when its stream ends, so a call that fails half way records nothing.
 
-`record_structured_output` runs one agent call through it and, only when the model really
-called the structured-output tool, replaces the fixture atomically. Every record command uses
-it and the exit codes below (`helpers.record` is the one for the offline invoice).
+A recording has two steps. `capture_structured_output` runs one agent call through it and
+returns the fixture data (or an exit code, after printing why); nothing is written.
+`commit_fixture` then replaces the fixture atomically and prints the payload and what changed.
+`record_structured_output` does both for a command that records one fixture
+(`helpers.record`); a command that records several captures them all before it commits any.
+Every record command uses the exit codes below.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import sys
 from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from pydantic import BaseModel
 from strands import Agent
@@ -25,7 +28,7 @@ from strands.models import Model
 from strands.types.exceptions import StructuredOutputException
 from strands.types.streaming import StreamEvent
 
-from helpers.exchanges import FixtureError, save_exchange
+from helpers.exchanges import FixtureError, parse_exchange, save_exchange
 
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1
@@ -89,7 +92,7 @@ class _TurnRecorder:
         self.tool: dict[str, Any] | None = None
         self.usage: dict[str, Any] | None = None
 
-    def refuse(self, what: str) -> None:
+    def refuse(self, what: str) -> NoReturn:
         raise RecordingError(f"turn {self.number}: {what}; nothing was recorded for this turn")
 
     def observe(self, event: StreamEvent) -> None:
@@ -141,7 +144,6 @@ class _TurnRecorder:
         if self.text:
             return {"text": {"chunks": self.text, "usage": self.usage}}
         self.refuse("the provider streamed neither text nor a tool use")
-        raise AssertionError("unreachable")
 
 
 def record_structured_output(
@@ -155,55 +157,126 @@ def record_structured_output(
     system_prompt: str | None = None,
     out: TextIO | None = None,
 ) -> int:
-    """Run one structured-output agent call through `model` and, on success, replace the fixture.
-
-    The agent is built exactly as the notebooks build it around `ReplayModel`, so the stored
-    turns are the ones a replay will be asked for.
+    """Capture one structured-output agent call and, on success, commit it over the fixture.
 
     Returns:
-        `EXIT_OK`; `EXIT_AGENT_FAILED` if the call raised (the exception type and message are
-        printed); `EXIT_NO_STRUCTURED_OUTPUT` if the model never called the
-        `output_model.__name__` tool. On any failure the fixture is left byte for byte as it was.
+        `EXIT_OK`, or the failure code of `capture_structured_output` (`EXIT_AGENT_FAILED`,
+        `EXIT_NO_STRUCTURED_OUTPUT`); `EXIT_AGENT_FAILED` too if the file cannot be written.
+        On any failure the fixture is left byte for byte as it was.
     """
     out = out or sys.stdout
     fixture_path = Path(fixture_path)
+    captured = capture_structured_output(
+        model,
+        prompt,
+        output_model,
+        source=str(fixture_path),
+        model_id=model_id,
+        note=note,
+        system_prompt=system_prompt,
+        out=out,
+    )
+    if isinstance(captured, dict):
+        try:
+            commit_fixture(captured, fixture_path, out)
+            return EXIT_OK
+        except OSError as exc:  # the atomic write leaves the old file in place
+            report_agent_failure(exc, out, subject=f"Writing {fixture_path}")
+            captured = EXIT_AGENT_FAILED
+    print(f"{fixture_path} was left unchanged.", file=out)
+    return captured
+
+
+def capture_structured_output(
+    model: Model,
+    prompt: str,
+    output_model: type[BaseModel],
+    *,
+    source: str,
+    model_id: str,
+    note: str,
+    system_prompt: str | None = None,
+    extra_provenance: dict[str, Any] | None = None,
+    label: str = "",
+    out: TextIO | None = None,
+) -> dict[str, Any] | int:
+    """Run one agent call through `RecordingModel` and return the fixture data; write nothing.
+
+    The agent is built exactly as the notebooks build it around `ReplayModel`, so the stored
+    turns are the ones a replay will be asked for. Keeping the capture apart from the write
+    lets a recorder of several fixtures capture them all before it replaces any.
+
+    Args:
+        source: The fixture the data is meant for; named if validation refuses it.
+        extra_provenance: Keys added to `provenance` (e.g. which document was extracted).
+        label: Prefixes every message (e.g. a document id), when one command records several.
+
+    Returns:
+        The validated fixture data (`hand_authored` false, the recording time set), or, after
+        printing why: `EXIT_AGENT_FAILED` if the call raised or the stream cannot be stored
+        (the exception type and message are printed), `EXIT_NO_STRUCTURED_OUTPUT` if the model
+        never called the `output_model.__name__` tool.
+    """
+    out = out or sys.stdout
+    tool_name = output_model.__name__
     recorder = RecordingModel(model)
     agent = Agent(model=recorder, system_prompt=system_prompt, callback_handler=None)
-    tool_name = output_model.__name__
     try:
         result = agent(prompt, structured_output_model=output_model)
     except StructuredOutputException as exc:
-        if not _calls(recorder.turns, tool_name):
-            return _no_structured_output(tool_name, fixture_path, out, f" ({exc})")
-        return _agent_failed(exc, fixture_path, out)
+        # Strands gives up this way when the model answers in text even when forced to call the tool.
+        if _calls(recorder.turns, tool_name):
+            return _failed(exc, _subject(label, "the agent call"), out)
+        result = None
     except Exception as exc:  # credentials, access, region, throttling, a refused stream: all exit 2
-        return _agent_failed(exc, fixture_path, out)
-    calls = _calls(recorder.turns, tool_name)
-    if not calls or result.structured_output is None:
-        return _no_structured_output(tool_name, fixture_path, out, "")
-
-    previous = _read_json(fixture_path)
+        return _failed(exc, _subject(label, "the agent call"), out)
+    if result is None or result.structured_output is None or not _calls(recorder.turns, tool_name):
+        print(f"{_subject(label, 'the model')} never called the structured-output tool {tool_name!r}.", file=out)
+        return EXIT_NO_STRUCTURED_OUTPUT
     data = {
         "provenance": {
             "model_id": model_id,
             "hand_authored": False,
             "recorded": datetime.now(UTC).isoformat(timespec="seconds"),
             "note": note,
+            **(extra_provenance or {}),
         },
         "turns": recorder.turns,
     }
     try:
-        save_exchange(data, fixture_path)
+        parse_exchange(data, source=source, tool_name=tool_name)
     except FixtureError as exc:
-        return _agent_failed(exc, fixture_path, out)
-    payload = calls[-1]["input"]
-    print(f"Recorded {len(recorder.turns)} turn(s) into {fixture_path}.", file=out)
-    print(f"Payload of the {tool_name} tool call:", file=out)
-    print(json.dumps(payload, indent=2, ensure_ascii=False), file=out)
-    print("Changes from the previous fixture (review them before committing):", file=out)
+        return _failed(exc, _subject(label, "storing the recording"), out)
+    return data
+
+
+def commit_fixture(data: dict[str, Any], path: Path | str, out: TextIO | None = None) -> Path:
+    """Replace the fixture at `path` atomically with `data`, then print it for review."""
+    out = out or sys.stdout
+    path = Path(path)
+    previous = read_previous(path)
+    save_exchange(data, path)
+    print(f"Recorded {len(data['turns'])} turn(s) into {path}.", file=out)
+    print_review(data, previous, out)
+    return path
+
+
+def print_review(data: dict[str, Any], previous: Any, out: TextIO, label: str = "") -> None:
+    """Print the payload of the last tool call and what changed from `previous`, for a reviewer."""
+    tool = [turn["toolUse"] for turn in data["turns"] if "toolUse" in turn][-1]
+    print(f"{_subject(label, 'payload')} of the {tool['name']} tool call:", file=out)
+    print(json.dumps(tool["input"], indent=2, ensure_ascii=False), file=out)
+    print(f"{_subject(label, 'changes')} from the previous fixture (review them before committing):", file=out)
     for line in describe_changes(previous, data):
         print(f"  {line}", file=out)
-    return EXIT_OK
+
+
+def read_previous(path: Path) -> Any:
+    """The fixture currently at `path` as JSON, or None if it is absent or unreadable."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def describe_changes(previous: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
@@ -259,13 +332,6 @@ def _calls(turns: list[dict[str, Any]], tool_name: str) -> list[dict[str, Any]]:
     return [t["toolUse"] for t in turns if t.get("toolUse", {}).get("name") == tool_name]
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def report_agent_failure(exc: BaseException, out: TextIO, subject: str = "The agent call") -> None:
     """Print the exception type and message, its cause, and the notes Strands attaches.
 
@@ -280,13 +346,11 @@ def report_agent_failure(exc: BaseException, out: TextIO, subject: str = "The ag
         print(f"  {note}", file=out)
 
 
-def _agent_failed(exc: BaseException, fixture_path: Path, out: TextIO) -> int:
-    report_agent_failure(exc, out)
-    print(f"{fixture_path} was left unchanged.", file=out)
+def _failed(exc: BaseException, subject: str, out: TextIO) -> int:
+    report_agent_failure(exc, out, subject)
     return EXIT_AGENT_FAILED
 
 
-def _no_structured_output(tool_name: str, fixture_path: Path, out: TextIO, detail: str) -> int:
-    print(f"The model never called the structured-output tool {tool_name!r}{detail}.", file=out)
-    print(f"{fixture_path} was left unchanged.", file=out)
-    return EXIT_NO_STRUCTURED_OUTPUT
+def _subject(label: str, what: str) -> str:
+    """`what` as a sentence start, or after the label when one command records several fixtures."""
+    return f"{label}: {what}" if label else what[0].upper() + what[1:]
