@@ -99,6 +99,11 @@ def load_exchange(path: Path | str, *, tool_name: str | None = None, record_comm
         )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise FixtureError(
+            f"{path}: not UTF-8 text (byte {exc.start}); restore it from version control or "
+            f"re-record it with `{record_command}`"
+        ) from exc
     except json.JSONDecodeError as exc:
         raise FixtureError(
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}; "

@@ -5,7 +5,7 @@
 Credentials come from the profile in AWS_PROFILE (or any source boto3 resolves); the region
 from AWS_REGION, then AWS_DEFAULT_REGION, then the profile, then us-east-1.
 
-The exit codes are in `EXIT_CODES` (and `--help`); the record commands share them.
+The exit codes are in `EXIT_CODES` (and `--help`); `make record-fcc` uses the same ones.
 
 This module imports only the standard library at the top, so a missing dependency is
 reported as exit 1 with a message rather than as a traceback.
@@ -31,9 +31,8 @@ Exit codes:
   3  the model never called the structured-output tool
 On every failure the existing fixture is left byte for byte as it was.
 """
-# Same values as helpers.recording, which cannot be imported before the dependency check.
+# The value in helpers.recording, which cannot be imported before the dependency check.
 EXIT_MISSING_DEPENDENCY = 1
-EXIT_AGENT_FAILED = 2
 REQUIRED = {"strands": "strands-agents", "boto3": "boto3", "botocore": "botocore", "pydantic": "pydantic"}
 
 
@@ -46,48 +45,6 @@ def missing_dependencies() -> list[str]:
         except ImportError:
             missing.append(package)
     return missing
-
-
-def run_record_command(
-    record: Callable[[Any, str], int],
-    *,
-    model_id: str | None = None,
-    region: str | None = None,
-    model_factory: Callable[[], Any] | None = None,
-    out: TextIO | None = None,
-) -> int:
-    """The shared skeleton of every record command: dependencies, credentials, model, record.
-
-    Args:
-        record: Called with the model provider and the model id; returns the exit code
-            (usually that of `helpers.recording.record_structured_output`).
-        model_id: The Bedrock model to record (default `helpers.bedrock.MODEL_ID`).
-        region: Overrides the resolved region.
-        model_factory: Builds the provider instead of Bedrock (tests pass a scripted fake);
-            when given, the credentials check is skipped.
-        out: Where to print (stdout by default).
-    """
-    out = out or sys.stdout
-    missing = missing_dependencies()
-    if missing:
-        print(f"Missing dependency: {', '.join(missing)}. Install the project with `make setup`.", file=out)
-        return EXIT_MISSING_DEPENDENCY
-    from helpers.bedrock import MODEL_ID, CredentialsError, check_credentials, live_model, resolve_region
-
-    model_id = model_id or MODEL_ID
-    if model_factory is not None:
-        return record(model_factory(), model_id)
-
-    try:
-        check_credentials()
-        region = region or resolve_region()
-        model = live_model(model_id=model_id, region=region)
-    except CredentialsError as exc:
-        print(f"The agent call failed before it started: CredentialsError: {exc}", file=out)
-        return EXIT_AGENT_FAILED
-    profile = os.environ.get("AWS_PROFILE") or "(boto3 default chain)"
-    print(f"Recording with {model_id} in {region}, AWS profile {profile}.", file=out)
-    return record(model, model_id)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,26 +68,52 @@ def main(
     model_factory: Callable[[], Any] | None = None,
     out: TextIO | None = None,
 ) -> int:
+    """Run the command; returns the exit code. `model_factory` replaces Bedrock in tests."""
+    out = out or sys.stdout
     args = build_parser().parse_args(argv)
+    missing = missing_dependencies()
+    if missing:
+        print(f"Missing dependency: {', '.join(missing)}. Install the project with `make setup`.", file=out)
+        return EXIT_MISSING_DEPENDENCY
+    from helpers import offline_invoice
+    from helpers.bedrock import MODEL_ID
+    from helpers.recording import EXIT_AGENT_FAILED, record_structured_output
 
-    def record(model: Any, model_id: str) -> int:
-        from helpers import offline_invoice
-        from helpers.recording import record_structured_output
+    fixture = args.fixture or offline_invoice.FIXTURE_PATH
+    model_id = args.model_id or MODEL_ID
+    model = model_factory() if model_factory is not None else _bedrock(model_id, args.region, out)
+    if model is None:
+        print(f"{fixture} was left unchanged.", file=out)
+        return EXIT_AGENT_FAILED
+    return record_structured_output(
+        model,
+        offline_invoice.prompt(),
+        offline_invoice.OUTPUT_MODEL,
+        fixture,
+        model_id=model_id,
+        note=(
+            f"Recorded from {model_id} by `{offline_invoice.RECORD_COMMAND}`: the chunks and "
+            "usage are exactly as Bedrock streamed them."
+        ),
+        out=out,
+    )
 
-        return record_structured_output(
-            model,
-            offline_invoice.prompt(),
-            offline_invoice.OUTPUT_MODEL,
-            args.fixture or offline_invoice.FIXTURE_PATH,
-            model_id=model_id,
-            note=(
-                f"Recorded from {model_id} by `{offline_invoice.RECORD_COMMAND}`: the chunks and "
-                "usage are exactly as Bedrock streamed them."
-            ),
-            out=out,
-        )
 
-    return run_record_command(record, model_id=args.model_id, region=args.region, model_factory=model_factory, out=out)
+def _bedrock(model_id: str, region: str | None, out: TextIO) -> Any:
+    """The live model after an offline credentials check, or None once the reason is printed."""
+    from helpers.bedrock import check_credentials, live_model, resolve_region
+    from helpers.recording import report_agent_failure
+
+    try:
+        check_credentials()
+        region = region or resolve_region()
+        model = live_model(model_id=model_id, region=region)
+    except Exception as exc:  # no credentials, a profile that does not exist, a region boto3 refuses
+        report_agent_failure(exc, out)
+        return None
+    profile = os.environ.get("AWS_PROFILE") or "(boto3 default chain)"
+    print(f"Recording with {model_id} in {region}, AWS profile {profile}.", file=out)
+    return model
 
 
 if __name__ == "__main__":

@@ -176,15 +176,16 @@ def record_structured_output(
         system_prompt=system_prompt,
         out=out,
     )
-    if isinstance(captured, dict):
-        try:
-            commit_fixture(captured, fixture_path, out)
-            return EXIT_OK
-        except OSError as exc:  # the atomic write leaves the old file in place
-            report_agent_failure(exc, out, subject=f"Writing {fixture_path}")
-            captured = EXIT_AGENT_FAILED
-    print(f"{fixture_path} was left unchanged.", file=out)
-    return captured
+    if isinstance(captured, int):
+        print(f"{fixture_path} was left unchanged.", file=out)
+        return captured
+    try:
+        commit_fixture(captured, fixture_path, out)
+    except OSError as exc:  # a full disk, a read-only checkout: the atomic write kept the old file
+        report_agent_failure(exc, out, subject=f"Writing {fixture_path}")
+        print(f"{fixture_path} was left unchanged.", file=out)
+        return EXIT_AGENT_FAILED
+    return EXIT_OK
 
 
 def capture_structured_output(

@@ -108,6 +108,13 @@ def test_invalid_json(tmp_path):
     assert "not valid JSON (line 1" in refusal(tmp_path, '{"provenance": ')
 
 
+def test_a_file_that_is_not_utf8_text(tmp_path):
+    path = tmp_path / "exchange.json"
+    path.write_bytes(b'{"provenance": "\xff"}')
+    with pytest.raises(FixtureError, match=r"exchange\.json: not UTF-8 text \(byte 16\).*`make record`"):
+        load_exchange(path)
+
+
 def test_missing_provenance(tmp_path):
     data = fixture_data()
     del data["provenance"]

@@ -99,6 +99,7 @@ def test_first_output_states_mode_and_hand_authored_data(executed):
         "stop reason: tool_use",
         "the offered spec is the registered one: True",
         "turns used: 1 of 1 recorded",
+        "input the tool was handed: {}",
         "overall 0.589, matched False",
         "precision 0.857, recall 0.857, F1 0.857",
         "raw 0.52 < threshold 0.85 -> clipped to 0.0",

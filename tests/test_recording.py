@@ -14,7 +14,13 @@ from strands.models import Model
 
 from helpers import offline_invoice, record, recording
 from helpers.exchanges import load_exchange
-from helpers.recording import RecordingError, RecordingModel, describe_changes
+from helpers.recording import (
+    RecordingError,
+    RecordingModel,
+    capture_structured_output,
+    commit_fixture,
+    describe_changes,
+)
 from helpers.replay import ReplayModel, turn_events
 
 USAGE = {"inputTokens": 1200, "outputTokens": 150, "totalTokens": 1350, "cacheReadInputTokens": 0}
@@ -249,6 +255,29 @@ def test_structured_output_from_json_text_is_not_a_tool_call_and_exits_3(fixture
     assert fixture_copy.read_bytes() == before
 
 
+def test_a_tool_call_that_never_validates_exits_2_with_the_reason(fixture_copy):
+    before = fixture_copy.read_bytes()
+    invalid = tool_events(['{"invoice_id": "NW-2026-0417"}'])
+    refusal = text_events("I cannot fill the other fields.")
+    code, printed = run_command(fixture_copy, invalid, refusal, refusal)  # answered, then the forced retry
+    assert code == 2, printed
+    assert "StructuredOutputException" in printed and f"{fixture_copy} was left unchanged." in printed
+    assert fixture_copy.read_bytes() == before
+
+
+def test_a_write_that_fails_exits_2_and_leaves_the_fixture(fixture_copy, monkeypatch):
+    before = fixture_copy.read_bytes()
+
+    def crash(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", crash)
+    code, printed = run_command(fixture_copy, tool_events(CORRECT_CHUNKS))
+    assert code == 2 and f"Writing {fixture_copy} failed: OSError: disk full" in printed
+    assert fixture_copy.read_bytes() == before
+    assert sorted(p.name for p in fixture_copy.parent.iterdir()) == [fixture_copy.name]
+
+
 def test_missing_dependency_exits_1_and_leaves_the_fixture(fixture_copy, monkeypatch):
     before = fixture_copy.read_bytes()
     monkeypatch.setitem(sys.modules, "boto3", None)
@@ -286,8 +315,9 @@ def test_absent_credentials_exit_2_before_any_call(fixture_copy, tmp_path, monke
     before = fixture_copy.read_bytes()
     out = io.StringIO()
     code = record.main(["--fixture", str(fixture_copy)], out=out)
-    assert code == record.EXIT_AGENT_FAILED == recording.EXIT_AGENT_FAILED == 2
-    assert "CredentialsError" in out.getvalue() and "AWS_PROFILE" in out.getvalue()
+    assert code == recording.EXIT_AGENT_FAILED == 2
+    assert "The agent call failed: CredentialsError: no AWS credentials found" in out.getvalue()
+    assert "AWS_PROFILE" in out.getvalue() and f"{fixture_copy} was left unchanged." in out.getvalue()
     assert fixture_copy.read_bytes() == before
 
 
@@ -321,3 +351,49 @@ def test_describe_changes_without_a_previous_fixture():
     assert describe_changes(None, {"provenance": {}, "turns": []}) == [
         "there was no readable previous fixture; everything is new"
     ]
+
+
+# --- capture and commit, the two steps a multi-fixture recorder calls separately -------------
+
+
+def capture(*scripts, **kwargs):
+    out = io.StringIO()
+    captured = capture_structured_output(
+        ScriptedModel(*scripts),
+        offline_invoice.prompt(),
+        offline_invoice.OUTPUT_MODEL,
+        model_id="scripted",
+        note="scripted capture",
+        out=out,
+        **kwargs,
+    )
+    return captured, out.getvalue()
+
+
+def test_capture_returns_the_fixture_data_and_writes_nothing(tmp_path):
+    target = tmp_path / "doc-1.json"
+    captured, printed = capture(
+        tool_events(CORRECT_CHUNKS), source=str(target), extra_provenance={"document_id": "doc-1"}
+    )
+    assert printed == "" and list(tmp_path.iterdir()) == []
+    assert captured["provenance"]["document_id"] == "doc-1"
+    assert captured["provenance"]["hand_authored"] is False and captured["provenance"]["model_id"] == "scripted"
+    assert captured["turns"][0]["toolUse"]["inputChunks"] == CORRECT_CHUNKS
+
+
+def test_capture_prefixes_its_messages_with_the_label(tmp_path):
+    source = str(tmp_path / "doc-1.json")
+    code, printed = capture(text_events("No."), text_events("Still no."), source=source, label="doc-1")
+    assert code == 3 and printed.startswith("doc-1: the model never called the structured-output tool 'Invoice'")
+    code, printed = capture([RuntimeError("throttled")], source=source, label="doc-1")
+    assert code == 2 and printed.startswith("doc-1: the agent call failed: RuntimeError: throttled")
+
+
+def test_commit_replaces_the_file_and_prints_the_review(fixture_copy):
+    captured, _ = capture(tool_events(CORRECT_CHUNKS), source=str(fixture_copy))
+    out = io.StringIO()
+    assert commit_fixture(captured, fixture_copy, out) == fixture_copy
+    assert json.loads(fixture_copy.read_text(encoding="utf-8")) == captured
+    printed = out.getvalue()
+    assert printed.startswith(f"Recorded 1 turn(s) into {fixture_copy}.\nPayload of the Invoice tool call:\n")
+    assert "Changes from the previous fixture" in printed and "provenance.hand_authored: True -> False" in printed
