@@ -15,6 +15,8 @@ from typing import Any
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from helpers.non_matches import COLUMNS, non_match_rows
+
 SCORE_COLOURS = "RdYlGn"
 FIELD_METRIC_COLUMNS = ["tp", "fn", "fa", "fd", "tn", "precision", "recall", "f1", "mean_score"]
 
@@ -159,23 +161,5 @@ def comparison_table(scores: Mapping[str, Mapping[str, float]], table_id: str = 
 
 
 def non_matches_frame(non_matches: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """stickler's non-match records as rows: path, kind, both values, similarity, reason.
-
-    stickler puts the reason of a top-level non-match under `details` and of a nested one
-    (a list element) on the record itself; both are read, so no row comes out blank.
-    """
-    rows = []
-    for record in non_matches:
-        details = record.get("details") or {}
-        kind = record.get("non_match_type")
-        rows.append(
-            {
-                "field": record.get("field_path"),
-                "kind": getattr(kind, "value", kind),
-                "expected": record.get("ground_truth_value"),
-                "predicted": record.get("prediction_value"),
-                "similarity": record.get("similarity_score", details.get("similarity_score")),
-                "reason": record.get("reason") or details.get("reason"),
-            }
-        )
-    return pd.DataFrame(rows, columns=["field", "kind", "expected", "predicted", "similarity", "reason"])
+    """stickler's non-match records as a table; see `helpers.non_matches` for how they are read."""
+    return pd.DataFrame(non_match_rows(non_matches), columns=list(COLUMNS))
