@@ -30,7 +30,11 @@ BASE_URL_ENV = "HF_DATASETS_SERVER_URL"
 TOKEN_ENV = "HF_TOKEN"
 MAX_PAGE_LENGTH = 100  # the server refuses `length` above 100
 RECORD_COMMAND = "make record-fcc"
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+def is_retried(status: int) -> bool:
+    """429 (rate limited) and every 5xx are worth another attempt; other errors will not change."""
+    return status == 429 or status >= 500
 
 
 class DatasetsServerError(RuntimeError):
@@ -143,10 +147,10 @@ class DatasetsServerClient:
                     ) from exc
                 self._wait(attempt, None)
                 continue
-            if response.status_code in RETRY_STATUSES and not last:
+            if is_retried(response.status_code) and not last:
                 self._wait(attempt, response.headers.get("Retry-After"))
                 continue
-            return self._read(response, where)
+            return self._read(response, f"{where}, attempt {attempt + 1} of {self.retries + 1}")
         raise AssertionError("unreachable")  # the loop returns or raises on its last attempt
 
     def pages(self, request: RowsRequest) -> Iterator[dict[str, Any]]:
@@ -178,11 +182,20 @@ class DatasetsServerClient:
             detail = body.get("error") if isinstance(body, dict) else None
             raise DatasetsServerError(
                 f"{where}: {SERVICE} answered HTTP {response.status_code}: "
-                f"{detail or response.reason or 'no error message'}"
+                f"{detail or response.reason or 'no error message'}; {_fix_for(response.status_code)}"
             )
         if body is None:
             raise DatasetsServerError(f"{where}: malformed page, the body is not JSON")
         return check_page(body, where)
+
+
+def _fix_for(status: int) -> str:
+    """What a user can do about an HTTP error from the server."""
+    if status in (401, 403):
+        return f"set {TOKEN_ENV} to a Hugging Face token that can read the dataset"
+    if is_retried(status):
+        return "the service is busy or failing; try again later"
+    return "check the dataset, config and split names"
 
 
 # --- snapshot ---------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from stickler import (
 from strands.models import Model
 from strands_evals import Case
 
+from helpers.bedrock import MODEL_ID, check_credentials, live_model, resolve_region
 from helpers.datasets_server import (
     SERVICE,
     DatasetsServerClient,
@@ -217,6 +218,7 @@ class FccDocument:
     row_idx: int
     text: str
     label: FccInvoice
+    schema_differences: tuple[str, ...] = ()
 
     @property
     def line_items(self) -> int:
@@ -269,6 +271,35 @@ def read_label(value: Any) -> FccInvoice:
         raise LabelError(f"label does not validate: field {where}: {error['msg']}") from exc
 
 
+def schema_differences(value: Any) -> tuple[str, ...]:
+    """How the row's `json_schema` disagrees with `FccInvoice`, field by field; empty if it agrees.
+
+    Pydantic drops label fields the model does not declare without a word, so a field the
+    dataset added would silently vanish from the ground truth: this makes it visible.
+    """
+    try:
+        schema = json.loads(value) if isinstance(value, str) else value
+        top = _properties(schema, schema)
+        items = _properties(schema, top.get("LineItems", {}).get("items", {}))
+    except (ValueError, TypeError, AttributeError, KeyError):
+        return ("json_schema missing or unreadable",)
+    found = []
+    for prefix, theirs, ours in (("", top, FccInvoice), ("LineItems.", items, FccLineItem)):
+        found += [f"{prefix}{name} only in the dataset" for name in sorted(set(theirs) - set(ours.model_fields))]
+        found += [f"{prefix}{name} not in the dataset" for name in sorted(set(ours.model_fields) - set(theirs))]
+    return tuple(found)
+
+
+def _properties(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-schema node's `properties`, following a local `$ref` such as `#/$defs/Item`."""
+    if "$ref" in node:
+        path = node["$ref"].removeprefix("#/").split("/")
+        node = root
+        for part in path:
+            node = node[part]
+    return node["properties"]
+
+
 def select_documents(
     rows: Iterable[dict[str, Any]],
     count: int = DOCUMENT_COUNT,
@@ -296,7 +327,8 @@ def select_documents(
         if not isinstance(row.get("text"), str) or not row["text"].strip():
             selection.skipped.append(SkippedRow(doc_id, row_idx, "no OCR text"))
             continue
-        selection.documents.append(FccDocument(doc_id, row_idx, row["text"], label))
+        differences = schema_differences(row.get("json_schema"))
+        selection.documents.append(FccDocument(doc_id, row_idx, row["text"], label, differences))
         if len(selection.documents) == count:
             break  # before asking for another row, which could mean another page request
     return selection
@@ -456,7 +488,7 @@ def source_lines(source: FccSource, mode: str, responses: str) -> list[str]:
 
     Paths are shown relative to the repository, so the output is the same on every machine.
     """
-    where = source.snapshot_path.relative_to(ROOT).as_posix()
+    where = repo_relative(str(source.snapshot_path))
     if source.provenance.get("hand_authored"):
         documents = f"hand-authored stand-ins, not rows of {DATASET} ({where})"
     elif mode == "live":
@@ -466,10 +498,10 @@ def source_lines(source: FccSource, mode: str, responses: str) -> list[str]:
     return [f"mode: {mode}", f"documents: {documents}", f"responses: {responses}"]
 
 
-def exchanges_summary(exchanges: Iterable[Exchange]) -> str:
+def exchanges_summary(exchanges: Iterable[Exchange], directory: Path = FCC_EXCHANGES_DIR) -> str:
     """One line on where the replayed responses came from, read from their provenance."""
     exchanges = list(exchanges)
-    where = FCC_EXCHANGES_DIR.relative_to(ROOT).as_posix()
+    where = repo_relative(str(directory))
     if all(exchange.hand_authored for exchange in exchanges):
         return f"{len(exchanges)} hand-authored exchanges, replayed ({where}/); they measure no model"
     models = sorted({str(exchange.provenance.get("model_id")) for exchange in exchanges})
@@ -478,6 +510,40 @@ def exchanges_summary(exchanges: Iterable[Exchange]) -> str:
         f"{len(exchanges)} exchanges recorded from {', '.join(models)} "
         f"({times[0][:10]} to {times[-1][:10]}), replayed ({where}/)"
     )
+
+
+@dataclass
+class FccRun:
+    """What a notebook run starts from: the documents, the shared live model, the provenance."""
+
+    mode: str
+    source: FccSource
+    model: Model | None  # one BedrockModel shared by every case's Agent; None in replay mode
+    provenance: list[str]
+
+
+def open_run(mode: str, *, snapshot_path: Path = SNAPSHOT_PATH, exchanges_dir: Path = FCC_EXCHANGES_DIR) -> FccRun:
+    """Check everything a run needs before any case runs, the cheapest failure first.
+
+    Live: the credentials check (offline, naming AWS_PROFILE) comes before the download, so a
+    missing profile fails in a second instead of after it. Replay: every document's recorded
+    exchange is loaded up front, so a missing one names `make record-fcc` at once.
+
+    Raises:
+        CredentialsError: Live, if no AWS credentials resolve.
+        DatasetsServerError: Live, if the datasets server cannot be reached.
+        SnapshotError, FixtureError: In replay mode, if the snapshot or an exchange is missing.
+    """
+    model = None
+    if mode == "live":
+        check_credentials()
+        model = live_model()
+        responses = f"live calls to {MODEL_ID} on Bedrock in {resolve_region()}"
+    source = load_documents(mode, snapshot_path=snapshot_path)
+    if mode != "live":
+        exchanges = [load_document_exchange(doc.id, exchanges_dir) for doc in source.documents]
+        responses = exchanges_summary(exchanges, exchanges_dir)
+    return FccRun(mode, source, model, source_lines(source, mode, responses))
 
 
 @contextmanager

@@ -23,12 +23,13 @@ import importlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+# The values of helpers.recording (a test checks they agree), repeated here because that
+# module imports strands, which the dependency check must be able to report missing.
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1
 EXIT_AGENT_FAILED = 2
@@ -99,13 +100,14 @@ def _model(model_factory: Callable[[], Any] | None, out: TextIO) -> tuple[Any, s
     if model_factory is not None:
         model = model_factory()
         return model, str(model.get_config().get("model_id", type(model).__name__))
-    from helpers.bedrock import MODEL_ID, CredentialsError, check_credentials, live_model, resolve_region
+    from helpers.bedrock import MODEL_ID, check_credentials, live_model, resolve_region
+    from helpers.recording import report_agent_failure
 
     try:
         check_credentials()
         model = live_model()
-    except CredentialsError as exc:
-        print(f"Cannot call Bedrock: {exc}", file=out)
+    except Exception as exc:  # no credentials, a profile that does not exist, a region boto3 refuses
+        report_agent_failure(exc, out, subject="Setting up Bedrock")
         raise _Stop(EXIT_AGENT_FAILED) from exc
     print(f"Model: {MODEL_ID} in {resolve_region()}", file=out)
     return model, MODEL_ID
@@ -181,24 +183,31 @@ def _extract(model: Any, model_id: str, document: Any, out: TextIO) -> dict[str,
 
 
 def _commit(source: Any, fixtures: dict[str, dict], snapshot: Path, exchanges: Path, out: TextIO) -> None:
-    """Stage every file beside its target, then swap them all in; drop exchanges of old documents."""
+    """Stage every file beside its target, then swap them all in; drop exchanges of old documents.
+
+    Staging first means a full disk or a crash while writing leaves every target as it was.
+    """
     from helpers.datasets_server import write_snapshot
     from helpers.fcc import FCC_REQUEST, exchange_path
+    from helpers.files import write_text_atomically
     from helpers.recording import describe_changes
 
     staged: list[tuple[Path, Path]] = []
     try:
         for doc_id, data in fixtures.items():
             target = exchange_path(doc_id, exchanges)
-            staged.append((_stage(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n"), target))
+            text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+            staged.append((write_text_atomically(_staged(target), text), target))
         recorded = datetime.now(UTC).isoformat(timespec="seconds")
-        snapshot_tmp = snapshot.with_name(f".{snapshot.name}.staged")
-        write_snapshot(snapshot_tmp, FCC_REQUEST, source.pages, dict(source.provenance, recorded=recorded))
-        staged.append((snapshot_tmp, snapshot))
-    except BaseException:
+        provenance = dict(source.provenance, recorded=recorded)
+        staged.append((write_snapshot(_staged(snapshot), FCC_REQUEST, source.pages, provenance), snapshot))
+    except BaseException as exc:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
-        raise
+        if not isinstance(exc, OSError):
+            raise
+        print(f"Writing the recording failed: {exc}", file=out)
+        raise _Stop(EXIT_AGENT_FAILED) from exc
     for doc_id, data in fixtures.items():
         previous = _read_json(exchange_path(doc_id, exchanges))
         print(f"\n{doc_id} payload:", file=out)
@@ -217,12 +226,9 @@ def _commit(source: Any, fixtures: dict[str, dict], snapshot: Path, exchanges: P
     print("Next: `make outputs` to re-run the notebook on the new recording, then review and commit.", file=out)
 
 
-def _stage(target: Path, text: str) -> Path:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".staged")
-    with os.fdopen(handle, "w", encoding="utf-8") as file:
-        file.write(text)
-    return Path(tmp)
+def _staged(target: Path) -> Path:
+    """Where a file waits beside its target until every file of the recording is written."""
+    return target.with_name(f".{target.name}.staged")
 
 
 def _read_json(path: Path) -> Any:

@@ -130,11 +130,35 @@ def test_pages_are_lazy_so_a_satisfied_caller_requests_no_more(server):
     assert len(fetched) == 2
 
 
-def test_error_payload_raises_with_the_message_and_no_retry_on_4xx(server):
-    server.script = [("status", 404, {"error": "The dataset does not exist."})]
-    with pytest.raises(DatasetsServerError, match="HTTP 404: The dataset does not exist"):
+@pytest.mark.parametrize(
+    ("status", "fix"),
+    [(404, "check the dataset, config and split names"), (401, "set HF_TOKEN"), (403, "set HF_TOKEN")],
+)
+def test_a_4xx_error_payload_raises_at_once_with_the_message_and_the_fix(server, status, fix):
+    server.script = [("status", status, {"error": "The dataset does not exist."})]
+    with pytest.raises(DatasetsServerError, match=f"HTTP {status}: The dataset does not exist.*{fix}"):
         client_for(server).rows(REQUEST, 0)
     assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("status", [429, 500, 501, 502, 503, 504])
+def test_429_and_every_5xx_are_retried(server, status):
+    server.script = [("status", status, {"error": "try later"})]
+    assert len(client_for(server).rows(REQUEST, 0)["rows"]) == 2
+    assert len(server.requests) == 2
+
+
+def test_backoff_doubles_is_capped_and_honours_retry_after(server, monkeypatch):
+    waits: list[float] = []
+    monkeypatch.setattr("helpers.datasets_server.time.sleep", waits.append)
+    server.script = [("status", 503, {"error": "busy"})] * 5
+    with pytest.raises(DatasetsServerError, match="attempt 5 of 5"):
+        client_for(server, retries=4, backoff=1.0, max_backoff=3.0).rows(REQUEST, 0)
+    assert waits == [1.0, 2.0, 3.0, 3.0]  # 1, 2, 4 capped at 3, 8 capped at 3; no wait after the last
+    waits.clear()
+    server.script = [("status", 429, {"error": "slow down"}, {"Retry-After": "2"}), ("page",)]
+    client_for(server, backoff=0.5).rows(REQUEST, 0)
+    assert waits == [2.0]  # the server asked for longer than the backoff
 
 
 def test_429_then_success_is_retried(server):
@@ -146,7 +170,7 @@ def test_429_then_success_is_retried(server):
 
 def test_5xx_is_retried_then_reported_with_the_service_name(server):
     server.script = [("status", 503, {"error": "unavailable"})] * 3
-    with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*HTTP 503: unavailable"):
+    with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*attempt 3 of 3.*HTTP 503: unavailable.*try again"):
         client_for(server).rows(REQUEST, 0)
     assert len(server.requests) == 3  # one attempt plus two retries
 
@@ -227,18 +251,20 @@ def test_base_url_from_argument_then_environment_then_default(monkeypatch):
     assert resolve_base_url("http://arg.example") == "http://arg.example"
 
 
-def test_snapshot_round_trip_replays_without_opening_a_socket(server, tmp_path, monkeypatch):
-    fetched: list = []
-    live = [r["row"]["id"] for r in live_rows(client_for(server), REQUEST, fetched)]
-    path = write_snapshot(tmp_path / "snap.json", REQUEST, fetched, {"hand_authored": False})
-
-    def no_socket(*args, **kwargs):
-        raise AssertionError("replay opened a socket")
-
-    monkeypatch.setattr(socket, "socket", no_socket)
+def test_snapshot_round_trip_replays_without_opening_a_socket(tmp_path, no_network):
+    served = FakeServer(total_rows=3)  # never started: its pages are built in memory
+    pages = [served.page(0, 2), served.page(2, 2)]
+    path = write_snapshot(tmp_path / "snap.json", REQUEST, pages, {"hand_authored": False})
     snapshot = read_snapshot(path)
     assert snapshot.request == REQUEST
-    assert [r["row"]["id"] for r in snapshot_rows(snapshot)] == live
+    assert snapshot.provenance == {"hand_authored": False}
+    assert [r["row"]["id"] for r in snapshot_rows(snapshot)] == ["doc-0", "doc-1", "doc-2"]
+
+
+def test_the_no_network_guard_really_refuses_a_connection(server, no_network):
+    with pytest.raises(AssertionError, match="network connection"):  # so a replay test using it can fail
+        client_for(server, retries=0).rows(REQUEST, 0)
+    assert server.requests == []
 
 
 def test_missing_snapshot_names_the_record_command(tmp_path):

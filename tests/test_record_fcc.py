@@ -147,7 +147,7 @@ def test_success_replaces_snapshot_and_exchanges_together_and_they_replay(server
         assert exchange.provenance["hand_authored"] is False
         assert exchange.provenance["document_id"] == document.id
         assert exchange.tool_uses()[0]["inputChunks"] == tool_turn(0)["toolUse"]["inputChunks"]
-    assert not [p for p in snapshot.parent.iterdir() if p.name.startswith(".")]
+    assert not [p for p in [*snapshot.parent.iterdir(), *exchanges.iterdir()] if p.name.startswith(".")]
 
 
 def test_agent_failure_on_one_document_writes_nothing(server, targets):
@@ -188,6 +188,25 @@ def test_missing_dependency_exits_1(server, targets, monkeypatch):
     assert code == record_fcc.EXIT_MISSING_DEPENDENCY
     assert "Missing dependency: boto3" in output
     assert server.requests == 0
+
+
+def test_a_write_failure_while_staging_exits_2_and_leaves_every_file_as_it_was(server, targets, monkeypatch):
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("helpers.datasets_server.write_snapshot", disk_full)
+    before = files(*targets)
+    code, output = run(server.url, targets, fake([tool_turn(n) for n in range(5)]))
+    assert code == record_fcc.EXIT_AGENT_FAILED
+    assert "Writing the recording failed: [Errno 28] No space left on device" in output
+    assert files(*targets) == before  # the exchanges staged before the failure were removed too
+
+
+def test_the_exit_codes_are_those_of_the_offline_recorder():
+    from helpers import recording
+
+    for name in ("EXIT_OK", "EXIT_MISSING_DEPENDENCY", "EXIT_AGENT_FAILED", "EXIT_NO_STRUCTURED_OUTPUT"):
+        assert getattr(record_fcc, name) == getattr(recording, name), name
 
 
 def test_absent_credentials_exit_2_naming_aws_profile_before_any_download(server, targets, monkeypatch, tmp_path):
