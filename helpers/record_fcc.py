@@ -139,47 +139,25 @@ def _download(args: argparse.Namespace, out: TextIO):
 
 def _extract(model: Any, model_id: str, document: Any, out: TextIO) -> dict[str, Any]:
     """One live extraction through `RecordingModel`; the fixture data, not yet written."""
-    from strands import Agent
-    from strands.types.exceptions import StructuredOutputException
-
-    from helpers.exchanges import FixtureError, parse_exchange
     from helpers.fcc import FccInvoice, exchange_path
-    from helpers.recording import RecordingModel, report_agent_failure
+    from helpers.recording import capture_structured_output
 
-    recorder = RecordingModel(model)
-    agent = Agent(model=recorder, callback_handler=None)  # one agent per document
-    name = FccInvoice.__name__
-    try:
-        result = agent(document.prompt(), structured_output_model=FccInvoice)
-        failure = None
-    except Exception as exc:  # credentials, access, region, throttling, refused stream: exit 2 or 3
-        result, failure = None, exc
-    calls = [t["toolUse"] for t in recorder.turns if t.get("toolUse", {}).get("name") == name]
-    never_called = not calls and (failure is None or isinstance(failure, StructuredOutputException))
-    if never_called or (failure is None and result.structured_output is None):
-        detail = f" ({failure})" if failure else ""
-        print(f"{document.id}: the model never called the structured-output tool {name!r}{detail}.", file=out)
-        raise _Stop(EXIT_NO_STRUCTURED_OUTPUT)
-    if failure is not None:
-        report_agent_failure(failure, out, subject=f"{document.id}: the agent call")
-        raise _Stop(EXIT_AGENT_FAILED) from failure
-    data = {
-        "provenance": {
-            "model_id": model_id,
-            "hand_authored": False,
-            "recorded": datetime.now(UTC).isoformat(timespec="seconds"),
-            "document_id": document.id,
-            "note": f"Live extraction of {document.id} recorded by `make record-fcc`.",
-        },
-        "turns": recorder.turns,
-    }
-    try:
-        parse_exchange(data, source=str(exchange_path(document.id)), tool_name=name)
-    except FixtureError as exc:
-        report_agent_failure(exc, out, subject=f"{document.id}: the agent call")
-        raise _Stop(EXIT_AGENT_FAILED) from exc
+    captured = capture_structured_output(  # one agent per document
+        model,
+        document.prompt(),
+        FccInvoice,
+        source=str(exchange_path(document.id)),
+        model_id=model_id,
+        note=f"Live extraction of {document.id} recorded by `make record-fcc`.",
+        extra_provenance={"document_id": document.id},
+        label=document.id,
+        out=out,
+    )
+    if isinstance(captured, int):
+        raise _Stop(captured)
+    calls = [turn["toolUse"] for turn in captured["turns"] if "toolUse" in turn]
     print(f"{document.id}: extracted {len(calls[-1]['input'].get('LineItems') or [])} line items", file=out)
-    return data
+    return captured
 
 
 def _commit(source: Any, fixtures: dict[str, dict], snapshot: Path, exchanges: Path, out: TextIO) -> None:
@@ -190,7 +168,7 @@ def _commit(source: Any, fixtures: dict[str, dict], snapshot: Path, exchanges: P
     from helpers.datasets_server import write_snapshot
     from helpers.fcc import FCC_REQUEST, exchange_path
     from helpers.files import write_text_atomically
-    from helpers.recording import describe_changes
+    from helpers.recording import print_review, read_previous
 
     staged: list[tuple[Path, Path]] = []
     try:
@@ -209,12 +187,8 @@ def _commit(source: Any, fixtures: dict[str, dict], snapshot: Path, exchanges: P
         print(f"Writing the recording failed: {exc}", file=out)
         raise _Stop(EXIT_AGENT_FAILED) from exc
     for doc_id, data in fixtures.items():
-        previous = _read_json(exchange_path(doc_id, exchanges))
-        print(f"\n{doc_id} payload:", file=out)
-        print(json.dumps(data["turns"][-1]["toolUse"]["input"], indent=2, ensure_ascii=False), file=out)
-        print(f"{doc_id} changes from the previous fixture (review before committing):", file=out)
-        for line in describe_changes(previous, data):
-            print(f"  {line}", file=out)
+        print(file=out)
+        print_review(data, read_previous(exchange_path(doc_id, exchanges)), out, label=doc_id)
     for tmp, target in staged:
         os.replace(tmp, target)
     kept = {target for _, target in staged}
@@ -229,13 +203,6 @@ def _commit(source: Any, fixtures: dict[str, dict], snapshot: Path, exchanges: P
 def _staged(target: Path) -> Path:
     """Where a file waits beside its target until every file of the recording is written."""
     return target.with_name(f".{target.name}.staged")
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 if __name__ == "__main__":
