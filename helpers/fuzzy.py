@@ -14,10 +14,8 @@ found through a grid over the rows' numbers, and only the leftovers go through a
 
 from __future__ import annotations
 
-import gc
 import math
 import numbers
-import operator
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -44,18 +42,11 @@ MAX_DIFFERENCES = 10
 class _Unset:
     """The type of `UNSET`: "no value given", as distinct from an explicit `None`."""
 
-    _instance: _Unset | None = None
-
-    def __new__(cls) -> _Unset:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
     def __repr__(self) -> str:
         return "UNSET"
 
     def __reduce__(self) -> str:
-        return "UNSET"
+        return "UNSET"  # copies and pickles resolve to the module's one instance, so `is UNSET` holds
 
 
 UNSET: Any = _Unset()
@@ -77,7 +68,6 @@ _NAN = ("nan",)
 _NUMBER_ERASED = ("number",)
 _UNKNOWN = object()
 _PLAIN = frozenset({str, int, float, bool, type(None)})
-_FAST = frozenset({str, int, float, type(None)})  # stand for themselves in keys; bool would equal 1
 _NUMERIC_TEXT = re.compile(r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _SMALL_BLOCK = 64  # candidate pairs in a block below which trying them all beats building a grid
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -143,21 +133,14 @@ class FuzzyEquals(Evaluator[InputT, OutputT]):
         if name is not None and not isinstance(name, str):
             raise TypeError(f"FuzzyEquals: name must be a string or None, got {name!r}")
         super().__init__(name=name)
-        knobs: dict[str, Any] = {
-            "ignore_order": ignore_order,
-            "ignore_key_order": ignore_key_order,
-            "case_sensitive": case_sensitive,
-            "ignore_whitespace": ignore_whitespace,
-            "subset_mode": subset_mode,
-            "type_coercion": type_coercion,
-        }
-        for knob, flag in knobs.items():
-            if not isinstance(flag, bool):
-                raise TypeError(f"FuzzyEquals: {knob} must be True or False, got {flag!r}")
-        for knob, tolerance in (
-            ("numeric_tolerance", numeric_tolerance),
-            ("absolute_tolerance", absolute_tolerance),
-        ):
+        given = locals()  # knobs by name, so _FLAGS and _TOLERANCES stay the one list of them
+        knobs: dict[str, Any] = {}
+        for knob in _FLAGS:
+            if not isinstance(given[knob], bool):
+                raise TypeError(f"FuzzyEquals: {knob} must be True or False, got {given[knob]!r}")
+            knobs[knob] = given[knob]
+        for knob in _TOLERANCES:
+            tolerance = given[knob]
             if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real):
                 raise TypeError(f"FuzzyEquals: {knob} must be a number, got {tolerance!r}")
             if not math.isfinite(tolerance) or tolerance < 0:
@@ -233,16 +216,11 @@ class FuzzyEquals(Evaluator[InputT, OutputT]):
         except _Unreadable as exc:
             return _failed(f"could not compare: {exc}", [str(exc)], 1)
         report = _Report(MAX_DIFFERENCES)
-        collecting = gc.isenabled()
-        gc.disable()  # see _Comparer: many small tuples, no cycles, so the cyclic GC only costs
         try:
             matched = _Comparer(**self._knobs).compare(expected_plain, actual_plain, None, report)
         except RecursionError:  # MAX_DEPTH keeps well below the limit; this is a last guard
             text = f"could not compare: the values nest too deeply for this interpreter's stack (MAX_DEPTH={MAX_DEPTH})"
             return _failed(text, [text], 1)
-        finally:
-            if collecting:
-                gc.enable()
         if matched:
             changed = self._changed_knobs()
             knobs = ", ".join(f"{k}={v!r}" for k, v in changed.items())
@@ -399,7 +377,7 @@ def _kind(value: Any) -> str:
         return "string"
     if value is None:
         return "null"
-    if isinstance(value, numbers.Number | Decimal):
+    if isinstance(value, numbers.Number):  # Decimal included
         return "number"
     return type(value).__name__
 
@@ -441,9 +419,7 @@ class _Comparer:
     """One comparison under one set of knobs (it caches per comparison, so make one for each).
 
     `compare` walks both values with a `_Report` to explain, or with `None` to answer
-    yes or no as fast as possible (pairing tries many candidates that way). Canonical keys
-    allocate a tuple per value and create no reference cycles, so callers pause the cyclic
-    garbage collector: its repeated scans of a growing heap would make large lists superlinear.
+    yes or no as fast as possible (pairing tries many candidates that way).
     """
 
     def __init__(self, **knobs: Any) -> None:
@@ -458,7 +434,6 @@ class _Comparer:
         self.tolerant = self.relative > 0 or self.absolute > 0
         self.plain_text = self.case_sensitive and not self.ignore_whitespace and not self.type_coercion
         self._orders: dict[tuple, tuple | None] = {}  # per comparison: see `_names`
-        self._shared: dict[tuple, tuple] = {}
 
     # leaves
 
@@ -477,8 +452,6 @@ class _Comparer:
             return _NULL
         if isinstance(value, Enum):
             return self.leaf(value.value)
-        if isinstance(value, bool):
-            return ("b", bool(value))
         if isinstance(value, str):
             return self._text(str(value))
         if isinstance(value, numbers.Real | Decimal):
@@ -524,10 +497,6 @@ class _Comparer:
             if names is None:  # keys that are not all strings have no canonical order
                 items = [(k, self.key(v, erase_numbers)) for k, v in value.items()]
                 return ("{", frozenset(items) if self.ignore_key_order else tuple(items))
-            values = value.values()
-            if self.plain_text and not erase_numbers and _FAST.issuperset(map(type, values)):
-                if all(map(operator.eq, values, values)):  # no NaN: it would not equal itself
-                    return ("{", names, tuple(map(value.__getitem__, names)))
             parts = []
             for name in names:  # plain scalars inline: this loop is the hot path under a tolerance
                 v = value[name]
@@ -555,10 +524,9 @@ class _Comparer:
         return None if leaf is _NULL else leaf
 
     def _names(self, value: dict) -> tuple | None:
-        """The dict's keys in canonical order, as one shared tuple per key set; None unless all str.
+        """The dict's keys in canonical order; None unless all are strings (then no order exists).
 
-        Sharing the tuple lets equal keys compare it by identity, and caching by the dict's own
-        key order sorts each order once, not once per row.
+        Cached by the dict's own key order, so a table's rows sort their shared keys once, not once per row.
         """
         order = tuple(value)
         names = self._orders.get(order, _UNKNOWN)
@@ -566,7 +534,6 @@ class _Comparer:
             names = None
             if all(type(k) is str for k in order):
                 names = tuple(sorted(order)) if self.ignore_key_order else order
-                names = self._shared.setdefault(names, names)
             self._orders[order] = names
         return names
 
