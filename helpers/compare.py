@@ -1,4 +1,4 @@
-"""Compare two `StructuredOutputSimilarity` runs: which is better, which field moved, and gates.
+"""Compare two `StructuredOutputSimilarity` runs: which is better, and which field moved.
 
 Two runs over the same documents differ partly because one extractor is better and partly by
 chance: which documents happened to trip which extractor. The only honest way to tell the two
@@ -11,25 +11,18 @@ Per-field numbers are rebuilt from each document's confusion counts (stickler's 
 on every scored row), walked the way `stickler.aggregate_from_comparisons` walks them, so on the
 full set of documents they equal `StructuredOutputReport.metrics()`.
 
-Gates are one-line rules a CI job can hold a run to: `total_amount.recall >= 0.98` and
-`overall >= 0.8` measure the new run, `delta(line_items.f1) >= -0.02` the change, and
-`high(delta(invoice_date.f1)) >= 0` the upper end of the change's interval, which fails only
-when a regression is beyond noise.
+The gate rules and the command line are in `helpers.gates`; this module stays runnable as
 
     python -m helpers.compare OLD.json NEW.json [--gate RULE ...]
 
-prints the tables and exits 0 when every gate passes, 1 when one fails, and 2 on bad input.
+because that is the command the README and `make compare` document.
 """
 
 from __future__ import annotations
 
-import argparse
-import math
-import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,24 +30,20 @@ import pandas as pd
 from pydantic import BaseModel
 from strands_evals.types.evaluation_report import EvaluationReport
 
-from helpers.reports import load_report
-
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the rows this module reads
 COUNTS = ("tp", "fp", "tn", "fn", "fd", "fa")
 RATIOS = ("precision", "recall", "f1")
 IMPROVED, REGRESSED, NO_CLEAR_CHANGE = "improved", "regressed", "no clear change"
+# A field can stay a true positive while its value changes (a different wrong description,
+# still above the match threshold), so a score can move with no count moving.
+SCORE_ONLY = "no field's counts moved, only the similarity score"
 RESAMPLES = 2000
 SEED = 0
 CONFIDENCE = 0.95
-TOLERANCE = 1e-9  # gate comparisons forgive float rounding in a difference of two ratios
 
 
 class CompareError(ValueError):
     """Two runs cannot be compared; the message says which run and what to fix."""
-
-
-class GateError(ValueError):
-    """A gate rule is malformed or names something the runs do not have; the message names it."""
 
 
 # --- reading one run ---------------------------------------------------------------------------
@@ -147,7 +136,10 @@ def read_run(report: EvaluationReport, source: str = "run") -> Run:
         unreadable = row.metadata.get("evaluated_by") != MARKER
         comparison = row.metadata.get("comparison")
         if not unreadable and not isinstance(comparison, Mapping):
-            raise CompareError(f"{source}: case {name!r} has no raw comparison in its row metadata")
+            raise CompareError(
+                f"{source}: case {name!r} has no raw comparison in its row metadata; re-run the experiment "
+                "and save its report with helpers.reports.save_report, which keeps row metadata"
+            )
         documents[name] = Document(
             score=float(row.score),
             schema=str(row.label),
@@ -252,10 +244,15 @@ def bootstrap_indices(documents: int, resamples: int = RESAMPLES, seed: int = SE
     return np.random.default_rng(seed).integers(0, documents, size=(resamples, documents))
 
 
+def check_confidence(confidence: float) -> None:
+    """Refuse a confidence level no interval can have, before any resampling is spent on it."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1 (e.g. 0.95); got {confidence}")
+
+
 def interval(old: np.ndarray, new: np.ndarray, estimate: float, confidence: float) -> Interval:
     """Percentile interval of the resampled differences `new - old`, around the full-sample estimate."""
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be between 0 and 1; got {confidence}")
+    check_confidence(confidence)
     tail = (1 - confidence) / 2
     low, high = np.quantile(new - old, [tail, 1 - tail])
     return Interval(float(estimate), float(low), float(high))
@@ -400,37 +397,33 @@ class Comparison:
     def movers(self, limit: int = 10, field: str | None = None) -> pd.DataFrame:
         """The documents whose score moved most, with the fields whose counts moved in each.
 
-        With `field`, only documents where that field moved; for a top-level field the expected
-        value and each run's value are shown too, so the cause can be read off the table.
+        A document on which neither the score nor any field's counts moved is left out. With
+        `field`, only documents where that field moved; for a top-level field the expected value
+        and each run's value are shown too, so the cause can be read off the table.
         """
         if field is not None and field not in self.paths:
             raise ValueError(f"unknown field path {field!r}; known paths: {', '.join(self.paths)}")
         old_label, new_label = self.labels
         show_values = field is not None and "." not in field
+        columns = ["case", old_label, new_label, "delta"]
+        if show_values:
+            columns += ["expected", f"{old_label} value", f"{new_label} value"]
         rows = []
         for position, name in enumerate(self.pairing.cases):
             before = {path: self.old.counts[path][position] for path in self.paths}
             after = {path: self.new.counts[path][position] for path in self.paths}
             moved = [path for path in self.paths if (before[path] != after[path]).any()]
-            if field is not None and field not in moved:
+            delta = self.new.scores[position] - self.old.scores[position]
+            if (field is not None and field not in moved) or (not moved and delta == 0):
                 continue
-            row = {
-                "case": name,
-                old_label: self.old.scores[position],
-                new_label: self.new.scores[position],
-                "delta": self.new.scores[position] - self.old.scores[position],
-            }
+            row = [name, self.old.scores[position], self.new.scores[position], delta]
             if show_values:
-                row["expected"] = _value(self.old_run.documents[name].expected, field)
-                row[f"{old_label} value"] = _value(self.old_run.documents[name].actual, field)
-                row[f"{new_label} value"] = _value(self.new_run.documents[name].actual, field)
-            row["fields moved"] = "; ".join(
-                f"{path}: {_describe(before[path])} -> {_describe(after[path])}" for path in moved
-            )
+                old_document, new_document = self.old_run.documents[name], self.new_run.documents[name]
+                row += [_value(old_document.expected, field), _value(old_document.actual, field)]
+                row.append(_value(new_document.actual, field))
+            changes = [f"{path}: {_describe(before[path])} -> {_describe(after[path])}" for path in moved]
+            row.append("; ".join(changes) or SCORE_ONLY)
             rows.append(row)
-        columns = ["case", old_label, new_label, "delta"]
-        if show_values:
-            columns += ["expected", f"{old_label} value", f"{new_label} value"]
         table = pd.DataFrame(rows, columns=[*columns, "fields moved"])
         order = table["delta"].abs().sort_values(ascending=False, kind="stable").index
         return table.loc[order].head(limit).reset_index(drop=True)
@@ -480,8 +473,7 @@ def compare_runs(
     labels: tuple[str, str] = ("old", "new"),
 ) -> Comparison:
     """Pair two read runs and draw the bootstrap resamples every interval shares."""
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be between 0 and 1; got {confidence}")
+    check_confidence(confidence)
     pairing = pair_runs(old, new)
     paths = paths_in(old, pairing.cases)
     paths += [path for path in paths_in(new, pairing.cases) if path not in paths]
@@ -519,7 +511,7 @@ def compare(
     )
 
 
-def case_scores(report: EvaluationReport) -> dict[str, float]:
+def case_scores(report: EvaluationReport, source: str = "run") -> dict[str, float]:
     """Each case's score by name, for any single-evaluator report (`Equals` included).
 
     Raises:
@@ -529,7 +521,10 @@ def case_scores(report: EvaluationReport) -> dict[str, float]:
     for index, case in enumerate(report.cases):
         name = case.get("name")
         if not isinstance(name, str) or not name or name in scores:
-            raise CompareError(f"case {index} ({name!r}) has no name or repeats one; name every case once")
+            raise CompareError(
+                f"{source}: case {index} ({name!r}) has no name or repeats one; runs are paired by case name, "
+                "so give every Case one distinct name"
+            )
         scores[name] = float(report.scores[index])
     return scores
 
@@ -561,199 +556,9 @@ def compare_scores(
     return score_row(evaluator, float(np.mean(before)), float(np.mean(after)), change, len(names), labels)
 
 
-# --- gates -------------------------------------------------------------------------------------
-
-_OPERATORS = {
-    ">=": lambda value, bound: value >= bound - TOLERANCE,
-    "<=": lambda value, bound: value <= bound + TOLERANCE,
-    ">": lambda value, bound: value > bound + TOLERANCE,
-    "<": lambda value, bound: value < bound - TOLERANCE,
-    "==": lambda value, bound: abs(value - bound) <= TOLERANCE,
-    "!=": lambda value, bound: abs(value - bound) > TOLERANCE,
-}
-_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_TARGET = r"[A-Za-z_][\w.]*"
-_RULE = re.compile(
-    rf"^\s*(?:(?P<bound_of>low|high)\(\s*delta\(\s*(?P<interval>{_TARGET})\s*\)\s*\)"
-    rf"|delta\(\s*(?P<delta>{_TARGET})\s*\)|(?P<plain>{_TARGET}))\s*"
-    rf"(?P<op>>=|<=|==|!=|>|<)\s*(?P<bound>{_NUMBER})\s*$"
-)
-_SHAPES = "TARGET, delta(TARGET), low(delta(TARGET)) or high(delta(TARGET))"
-
-
-@dataclass(frozen=True)
-class Gate:
-    """A parsed rule: what to measure (`value`, `delta`, `low` or `high`) of which target, and the bound.
-
-    `low` and `high` are the ends of the paired bootstrap interval of the delta, for a gate
-    that should fail only when a change is beyond noise: `high(delta(invoice_date.f1)) >= 0`
-    fails only when the whole interval is below zero, which is the `regressed` verdict.
-    """
-
-    rule: str
-    target: str
-    measure: str
-    operator: str
-    bound: float
-
-
-@dataclass(frozen=True)
-class GateResult:
-    """One evaluated rule: what was measured, on which run, and whether it passed."""
-
-    rule: str
-    measured: float
-    on: str
-    passed: bool
-
-
-def parse_gate(rule: str) -> Gate:
-    """Parse `overall >= 0.8`, `total_amount.recall >= 0.98`, `delta(line_items.f1) >= -0.02`
-    or `high(delta(invoice_date.f1)) >= 0`.
-
-    Raises:
-        GateError: If the rule does not have one of those shapes or names an unknown metric.
-    """
-    match = _RULE.match(rule)
-    if match is None:
-        raise GateError(
-            f"gate {rule!r} is malformed; write {_SHAPES} followed by OP NUMBER, where TARGET is overall "
-            f"or FIELD.METRIC and OP is one of {' '.join(_OPERATORS)} (e.g. 'total_amount.recall >= 0.98')"
-        )
-    target = match["interval"] or match["delta"] or match["plain"]
-    if target != "overall" and ("." not in target or target.rsplit(".", 1)[1] not in RATIOS + COUNTS):
-        raise GateError(
-            f"gate {rule!r}: {target.rsplit('.', 1)[-1]!r} is not a metric; end the target with one of "
-            f"{', '.join(RATIOS + COUNTS)}, or use overall"
-        )
-    measure = match["bound_of"] or ("delta" if match["delta"] else "value")
-    return Gate(rule, target, measure, match["op"], float(match["bound"]))
-
-
-def evaluate_gates(rules: Iterable[str | Gate], subject: Comparison | EvaluationReport) -> list[GateResult]:
-    """Evaluate each rule against one run (a report) or a pair (a `Comparison`).
-
-    On a pair, a plain rule is measured on the new run's paired documents, `delta(...)` on new
-    minus old, and `low(...)` / `high(...)` on the ends of the delta's bootstrap interval. A
-    rule that needs two runs against a single run, or a field path the runs do not have, is an
-    error rather than a pass.
-
-    Raises:
-        GateError: For a malformed rule, an unknown field path, or a delta on a single run.
-    """
-    if isinstance(subject, Comparison):
-        comparison, new, paths = subject, subject.new, subject.paths
-        old_label, new_label = subject.labels
-    else:
-        run = read_run(subject, "report")
-        paths = tuple(paths_in(run, run.documents))
-        comparison, new, new_label = None, Sample.of(run, list(run.documents), paths), "run"
-    results = []
-    for rule in rules:
-        gate = rule if isinstance(rule, Gate) else parse_gate(rule)
-        path = gate.target.rsplit(".", 1)[0]
-        if gate.target != "overall" and path not in paths:
-            raise GateError(f"gate {gate.rule!r}: unknown field path {path!r}; known paths: {', '.join(paths)}")
-        if gate.measure == "value":
-            measured, on = float(new.value(gate.target)), new_label
-        elif comparison is None:
-            raise GateError(f"gate {gate.rule!r} compares two runs; evaluate it against a comparison")
-        else:
-            change = comparison.delta(gate.target)
-            measured = {"delta": change.estimate, "low": change.low, "high": change.high}[gate.measure]
-            on = f"{new_label} - {old_label}" if gate.measure == "delta" else f"{gate.measure} of interval"
-        passed = math.isfinite(measured) and bool(_OPERATORS[gate.operator](measured, gate.bound))
-        results.append(GateResult(gate.rule, float(measured), on, passed))
-    return results
-
-
-def gates_table(results: Sequence[GateResult]) -> pd.DataFrame:
-    """One row per rule: the rule, the value measured, on which run, and pass or fail."""
-    return pd.DataFrame(
-        [
-            {"rule": r.rule, "measured": r.measured, "on": r.on, "result": "pass" if r.passed else "FAIL"}
-            for r in results
-        ],
-        columns=["rule", "measured", "on", "result"],
-    )
-
-
-# --- command line ------------------------------------------------------------------------------
-
-
-def report_text(comparison: Comparison, results: Sequence[GateResult], top: int = 5) -> str:
-    """Everything the command line prints, as plain text."""
-    old_run, new_run = comparison.old_run, comparison.new_run
-
-    def show(table: pd.DataFrame) -> str:
-        return table.to_string(index=False, float_format=lambda value: f"{value:.3f}")
-
-    level = f"{comparison.confidence:.0%}"
-    parts = [
-        f"old: {old_run.source}  new: {new_run.source}",
-        f"paired {len(comparison.pairing.cases)} cases; left out {len(comparison.pairing.excluded)}",
-    ]
-    if comparison.pairing.excluded:
-        parts.append(show(comparison.pairing.table()))
-    unreadable = [
-        sum(run.documents[name].unreadable for name in comparison.pairing.cases) for run in (old_run, new_run)
-    ]
-    if any(unreadable):
-        parts.append(
-            f"outputs not readable as the schema (scored 0, no field counts): old {unreadable[0]}, new {unreadable[1]}"
-        )
-    parts += [
-        "",
-        f"Overall ({level} paired bootstrap over documents, {comparison.resamples} resamples, seed {comparison.seed})",
-        show(comparison.overall_table()),
-        "",
-        "Per field",
-        show(comparison.field_table()),
-        "",
-        f"Documents that moved most (top {top})",
-        show(comparison.movers(limit=top)),
-    ]
-    if results:
-        failed = sum(not result.passed for result in results)
-        parts += ["", f"Gates: {len(results) - failed} passed, {failed} failed", show(gates_table(results))]
-    return "\n".join(parts)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Compare two saved reports; 0 when every gate passes, 1 when one fails, 2 on bad input."""
-    parser = argparse.ArgumentParser(
-        prog="python -m helpers.compare",
-        description="Compare two saved StructuredOutputReport runs and gate on the result.",
-    )
-    parser.add_argument("old", type=Path, help="the baseline run, saved with helpers.reports.save_report")
-    parser.add_argument("new", type=Path, help="the run under test, saved the same way")
-    parser.add_argument(
-        "--gate",
-        action="append",
-        default=[],
-        metavar="RULE",
-        help=(
-            "e.g. 'total_amount.recall >= 0.98', 'overall >= 0.8', 'delta(line_items.f1) >= -0.02', "
-            "'high(delta(invoice_date.f1)) >= 0' (repeatable)"
-        ),
-    )
-    parser.add_argument("--resamples", type=int, default=RESAMPLES)
-    parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--confidence", type=float, default=CONFIDENCE)
-    parser.add_argument("--top", type=int, default=5, help="how many moved documents to list")
-    args = parser.parse_args(argv)
-    try:
-        gates = [parse_gate(rule) for rule in args.gate]
-        old = read_run(load_report(args.old), str(args.old))
-        new = read_run(load_report(args.new), str(args.new))
-        comparison = compare_runs(old, new, resamples=args.resamples, seed=args.seed, confidence=args.confidence)
-        results = evaluate_gates(gates, comparison)
-    except (OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(report_text(comparison, results, top=args.top))
-    return 1 if any(not result.passed for result in results) else 0
-
-
 if __name__ == "__main__":
+    # The command line lives in helpers.gates, which imports this module by its name. Calling it
+    # from here keeps one copy of every class: this `__main__` copy is never handed to it.
+    from helpers.gates import main
+
     sys.exit(main())

@@ -1,4 +1,8 @@
-"""Comparing two runs: pairing, the paired bootstrap, verdicts, gates and the command line."""
+"""Comparing two runs: pairing, the paired bootstrap, verdicts, gates and the command line.
+
+The gates and the command line live in `helpers.gates`; they are tested here because every
+test of them needs the same two scored simulated runs.
+"""
 
 import subprocess
 import sys
@@ -15,23 +19,20 @@ from helpers.compare import (
     IMPROVED,
     NO_CLEAR_CHANGE,
     REGRESSED,
+    SCORE_ONLY,
     CompareError,
-    GateError,
     Interval,
     bootstrap_indices,
     case_scores,
     compare,
     compare_scores,
-    evaluate_gates,
     field_counts,
-    main,
     paired_bootstrap,
-    parse_gate,
     read_run,
-    report_text,
     verdict,
 )
 from helpers.compare_plots import field_delta_chart
+from helpers.gates import GateError, evaluate_gates, main, parse_gate, report_text
 from helpers.invoices import Invoice, SparseInvoice
 from helpers.reports import save_report
 
@@ -45,6 +46,9 @@ def score(cases, outputs, model=Invoice, evaluator=None):
     @eval_task()
     def task(case):
         return {"output": outputs[case.name]}
+
+    # Not the root `score_reference` fixture: that one builds cases from ReferenceCase fields,
+    # while these tests score arbitrary outputs (strings, other schemas, unnamed cases) per case.
 
     return Experiment(
         cases=cases,
@@ -183,6 +187,20 @@ def test_an_unnamed_case_is_an_error(invoices):
         read_run(report, "old.json")
 
 
+def test_a_row_without_its_raw_comparison_is_an_error(invoices, cases):
+    report = score(cases[:2], sim.extract(sim.BASELINE, invoices))
+    del report.detailed_results[1][0].metadata["comparison"]
+    with pytest.raises(CompareError, match="new.json: case 'sim-02' has no raw comparison.*save_report"):
+        read_run(report, "new.json")
+
+
+def test_an_equals_report_with_an_unnamed_case_is_an_error(invoices):
+    unnamed = Case(input="x", expected_output=invoices[0].truth)
+    report = score([unnamed], {None: invoices[0].truth}, evaluator=Equals())
+    with pytest.raises(CompareError, match="old.json: case 0 \\(None\\) has no name"):
+        case_scores(report, "old.json")
+
+
 def test_a_report_with_no_structured_output_rows_is_an_error(invoices, cases):
     outputs = sim.extract(sim.BASELINE, invoices)
     equals = score(cases[:2], outputs, evaluator=Equals())
@@ -216,7 +234,16 @@ def test_identical_runs_get_an_interval_covering_zero(baseline):
         assert change.low <= 0 <= change.high, target
         assert change.verdict == NO_CLEAR_CHANGE
     assert set(result.field_table()["verdict"]) == {NO_CLEAR_CHANGE}
-    assert result.movers().empty or (result.movers()["delta"] == 0).all()
+    assert result.movers().empty  # nothing moved, so no document is listed as a mover
+
+
+def test_a_constant_shift_gets_a_zero_width_interval_at_the_shift():
+    """Every resample of a constant difference has that mean: the interval must be exactly it."""
+    old = np.random.default_rng(4).random(25)
+    change = paired_bootstrap(old, old + 0.25, resamples=200)
+    assert change.estimate == pytest.approx(0.25)
+    assert (change.low, change.high) == (pytest.approx(0.25), pytest.approx(0.25))
+    assert change.verdict == IMPROVED
 
 
 def test_identical_noisy_scores_cover_zero():
@@ -257,6 +284,8 @@ def test_bad_bootstrap_parameters_are_errors(baseline):
         compare(baseline, baseline, resamples=0)
     with pytest.raises(ValueError, match="confidence must be between 0 and 1"):
         compare(baseline, baseline, confidence=1.5)
+    with pytest.raises(ValueError, match="confidence must be between 0 and 1"):
+        paired_bootstrap([1.0], [1.0], confidence=0)
     with pytest.raises(CompareError, match="differ in length"):
         paired_bootstrap([1.0, 0.0], [1.0])
 
@@ -306,6 +335,25 @@ def test_movers_are_sorted_by_size_of_move(comparison):
     movers = comparison.movers(limit=5)
     assert len(movers) == 5
     assert list(movers["delta"].abs()) == sorted(movers["delta"].abs(), reverse=True)
+
+
+def test_movers_leave_out_documents_that_did_not_move(comparison):
+    movers = comparison.movers(limit=len(comparison.pairing.cases))
+    unmoved = [
+        name
+        for position, name in enumerate(comparison.pairing.cases)
+        if comparison.old.scores[position] == comparison.new.scores[position]
+        and all(
+            (comparison.old.counts[path][position] == comparison.new.counts[path][position]).all()
+            for path in comparison.paths
+        )
+    ]
+    assert unmoved  # clean scans both extractors read perfectly
+    assert not set(unmoved) & set(movers["case"])
+    assert len(movers) == len(comparison.pairing.cases) - len(unmoved)
+    assert (movers["fields moved"] != "").all()
+    score_only = movers[movers["fields moved"] == SCORE_ONLY]
+    assert len(score_only) >= 1 and (score_only["delta"] != 0).all()  # sim-32: another wrong description
 
 
 def test_field_delta_chart_has_one_row_per_field(comparison):
@@ -451,6 +499,23 @@ def test_cli_exits_2_on_a_missing_or_foreign_file(saved, tmp_path, capsys):
     foreign.write_text('{"not": "a report"}', encoding="utf-8")
     code, _, err = cli(capsys, foreign, old)
     assert code == 2 and "foreign.json: not a saved StructuredOutputReport" in err
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [("--resamples=0", "resamples must be at least 1"), ("--confidence=95", "confidence must be between 0 and 1")],
+)
+def test_cli_exits_2_on_a_bad_bootstrap_option(saved, capsys, option, message):
+    code, out, err = cli(capsys, *saved, option)
+    assert code == 2 and out == "" and message in err
+
+
+def test_cli_exits_2_on_a_bad_argument(saved, capsys):
+    for args in ([saved[0]], [*saved, "--top=-1"], [*saved, "--resamples=many"]):
+        with pytest.raises(SystemExit) as exit_:
+            main([str(arg) for arg in args])
+        assert exit_.value.code == 2, args
+    assert "--top must be 0 or more" in capsys.readouterr().err
 
 
 def test_cli_exits_2_when_a_file_holds_no_structured_output_rows(saved, tmp_path, invoices, cases, capsys):

@@ -30,6 +30,7 @@ def test_invoices_are_valid_and_their_totals_include_tax(invoices):
 def test_exactly_half_are_poor_scans_and_a_fifth_print_the_due_date_first(invoices):
     assert sum(invoice.poor_scan for invoice in invoices) == 30
     assert sum(invoice.due_date_first for invoice in invoices) == 12
+    assert sum(invoice.due_date_first for invoice in sim.simulated_invoices(count=35, seed=5)) == 7
 
 
 def test_only_the_candidate_returns_the_due_date_and_only_where_it_is_printed_first(invoices):
@@ -73,7 +74,8 @@ def test_cases_and_tables_are_labelled_simulated(invoices):
     assert "(simulated)" in sim.BASELINE.name and "(simulated)" in sim.CANDIDATE.name
     table = sim.error_rates()
     assert set(table["field"]) == set(sim.EXPECTED_VERDICTS)
-    assert table.loc[table["error"] == sim.PLANTED, "candidate poor"].item() == 0.2
+    assert table.loc[table["error"] == sim.PLANTED, "candidate (simulated) poor"].item() == sim.DUE_DATE_FIRST_SHARE
+    assert all("(simulated)" in column for column in table.columns[2:])
 
 
 def test_expected_verdicts_follow_from_the_rates():
