@@ -45,6 +45,8 @@ def styled(frame: pd.DataFrame, table_id: str, *, colour: Iterable[str] = (), ca
     columns = [column for column in colour if column in frame.columns]
     if columns:
         styler = styler.background_gradient(cmap=SCORE_COLOURS, vmin=0.0, vmax=1.0, subset=columns)
+        # The colour map paints a missing value (a nested leaf's mean score) black; leave it blank.
+        styler = styler.map(lambda value: "background-color: transparent" if pd.isna(value) else None, subset=columns)
     if caption:
         styler = styler.set_caption(caption)
     return Table(frame, styler)

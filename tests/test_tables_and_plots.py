@@ -124,3 +124,12 @@ def test_charts_are_figures_with_one_bar_per_row():
     grouped = case_scores_chart({"A": {"x": 1.0, "y": 0.5}, "B": {"x": 0.0, "y": 1.0}})
     heights = [bar.get_height() for bar in grouped.axes[0].patches]
     assert heights == [1.0, 0.5, 0.0, 1.0]
+
+
+def test_missing_values_are_left_blank_not_painted():
+    html = field_metrics_table(FIELD_METRICS, table_id="blank")._repr_html_()
+    row = list(field_metrics_frame(FIELD_METRICS).index).index("line_items.sku")
+    column = list(field_metrics_frame(FIELD_METRICS).columns).index("mean_score")
+    cell = f"#T_blank_row{row}_col{column}"
+    rules = html.split(cell, 1)[1].split("}", 1)[0]
+    assert "background-color: transparent" in rules
