@@ -1,8 +1,5 @@
 """The live model's settings, resolved offline: region order, credentials check, construction."""
 
-import os
-import socket
-
 import botocore.exceptions
 import pytest
 from strands.models import BedrockModel
@@ -11,20 +8,9 @@ from helpers.bedrock import MODEL_ID, CredentialsError, check_credentials, live_
 
 
 @pytest.fixture(autouse=True)
-def isolated_aws(monkeypatch, tmp_path):
+def isolated_aws(no_aws_credentials, no_network):
     """No AWS variable from the machine, no config file, no metadata service, no sockets."""
-    for name in [name for name in os.environ if name.startswith("AWS_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("a test tried to open a network connection")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    return tmp_path
+    return no_aws_credentials
 
 
 class FakeSession:

@@ -276,17 +276,6 @@ def test_live_mode_with_no_network_ends_fast_naming_the_service(tmp_path):
     assert not (tmp_path / "live.json").exists()
 
 
-@pytest.fixture
-def no_aws_credentials(monkeypatch, tmp_path):
-    """An environment in which boto3 finds no credentials, with no file or metadata service."""
-    for name in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-
-
 def test_live_mode_without_credentials_names_aws_profile_before_any_download(no_aws_credentials, no_network):
     with pytest.raises(CredentialsError, match="AWS_PROFILE"):
         open_run("live")

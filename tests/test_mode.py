@@ -24,12 +24,7 @@ def test_unset_means_auto_and_replay_without_credentials(monkeypatch):
     assert mode.current_mode() == "replay"
 
 
-def test_credentials_resolve_reads_the_environment_without_network(monkeypatch, tmp_path):
-    for name in ["AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+def test_credentials_resolve_reads_the_environment_without_network(monkeypatch, no_aws_credentials):
     assert mode.aws_credentials_resolve() is False
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")

@@ -209,13 +209,7 @@ def test_the_exit_codes_are_those_of_the_offline_recorder():
         assert getattr(record_fcc, name) == getattr(recording, name), name
 
 
-def test_absent_credentials_exit_2_naming_aws_profile_before_any_download(server, targets, monkeypatch, tmp_path):
-    for name in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+def test_absent_credentials_exit_2_naming_aws_profile_before_any_download(server, targets, no_aws_credentials):
     before = files(*targets)
     code, output = run(server.url, targets)
     assert code == record_fcc.EXIT_AGENT_FAILED

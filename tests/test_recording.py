@@ -305,13 +305,7 @@ def test_the_command_reports_a_missing_strands_as_exit_1_not_a_traceback(fixture
     assert fixture_copy.read_bytes() == before
 
 
-def test_absent_credentials_exit_2_before_any_call(fixture_copy, tmp_path, monkeypatch):
-    for name in list(os.environ):
-        if name.startswith("AWS_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+def test_absent_credentials_exit_2_before_any_call(fixture_copy, no_aws_credentials):
     before = fixture_copy.read_bytes()
     out = io.StringIO()
     code = record.main(["--fixture", str(fixture_copy)], out=out)
