@@ -29,6 +29,7 @@ from strands.types.exceptions import StructuredOutputException
 from strands.types.streaming import StreamEvent
 
 from helpers.exchanges import FixtureError, parse_exchange, save_exchange
+from helpers.replay import AgentLoopModel
 
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1
@@ -40,7 +41,7 @@ class RecordingError(RuntimeError):
     """The provider streamed something a fixture cannot hold faithfully."""
 
 
-class RecordingModel(Model):
+class RecordingModel(AgentLoopModel):
     """A pass-through provider that keeps every streamed message as a fixture turn.
 
     It does not claim the inner provider's native structured-output support on purpose:
@@ -61,13 +62,6 @@ class RecordingModel(Model):
 
     def get_config(self) -> Any:
         return self.inner.get_config()
-
-    async def structured_output(self, output_model, prompt, system_prompt=None, **kwargs):  # type: ignore[override]
-        """Not recorded: the deprecated `Agent.structured_output` path bypasses the agent loop."""
-        raise NotImplementedError(
-            "RecordingModel records the agent loop; call agent(prompt, structured_output_model=Model)"
-        )
-        yield  # pragma: no cover - makes this an async generator, as the base class declares
 
     async def stream(  # type: ignore[override]
         self,

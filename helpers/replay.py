@@ -25,7 +25,21 @@ class ReplayExhaustedError(RuntimeError):
     """The agent asked for a turn the exchange does not hold."""
 
 
-class ReplayModel(Model):
+class AgentLoopModel(Model):
+    """A provider that only serves the agent loop, as replay and recording both need.
+
+    The deprecated `Agent.structured_output` path bypasses the loop, so neither a replay nor a
+    recording of it would match what `agent(prompt, structured_output_model=Model)` does.
+    """
+
+    async def structured_output(self, output_model, prompt, system_prompt=None, **kwargs):  # type: ignore[override]
+        raise NotImplementedError(
+            f"{type(self).__name__} serves the agent loop only; call agent(prompt, structured_output_model=Model)"
+        )
+        yield  # pragma: no cover - makes this an async generator, as the base class declares
+
+
+class ReplayModel(AgentLoopModel):
     """Streams the turns of one `Exchange`, in order, one turn per model call.
 
     Attributes:
@@ -44,13 +58,6 @@ class ReplayModel(Model):
 
     def get_config(self) -> dict[str, Any]:
         return dict(self.config)
-
-    async def structured_output(self, output_model, prompt, system_prompt=None, **kwargs):  # type: ignore[override]
-        """Not replayed: the deprecated `Agent.structured_output` path bypasses the agent loop."""
-        raise NotImplementedError(
-            "ReplayModel replays the agent loop; call agent(prompt, structured_output_model=Model)"
-        )
-        yield  # pragma: no cover - makes this an async generator, as the base class declares
 
     async def stream(  # type: ignore[override]
         self,

@@ -139,3 +139,12 @@ def test_strands_log_restores_the_logger():
         logging.getLogger("strands.event_loop").warning("seen %s", 1)
     assert lines == ["WARNING strands.event_loop: seen 1"]
     assert (list(logger.handlers), logger.propagate, logger.level) == before
+
+
+def test_the_deprecated_structured_output_path_is_refused_with_the_call_to_use():
+    async def first_event():
+        async for event in ReplayModel(EXCHANGE).structured_output(Invoice, []):
+            return event
+
+    with pytest.raises(NotImplementedError, match=r"ReplayModel serves the agent loop only; call agent\(prompt"):
+        asyncio.run(first_event())
