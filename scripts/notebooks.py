@@ -58,6 +58,9 @@ def execute(path: Path) -> nbformat.NotebookNode:
         notebook,
         timeout=TIMEOUT_SECONDS,
         kernel_name="python3",
+        # The kernel warns on every start that its local TCP sockets are unencrypted; keep its
+        # errors, drop that line, so `make run` prints one line per notebook.
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
         record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
     )
