@@ -36,6 +36,8 @@ def _session(session: boto3.Session | None = None) -> boto3.Session:
     except botocore.exceptions.ProfileNotFound as exc:
         profile = os.environ.get("AWS_PROFILE", "")
         raise CredentialsError(f"AWS_PROFILE={profile!r} names no profile in your AWS config; {_HOW_TO_FIX}") from exc
+    except botocore.exceptions.BotoCoreError as exc:
+        raise CredentialsError(f"the AWS config did not load ({type(exc).__name__}: {exc}); {_HOW_TO_FIX}") from exc
 
 
 def resolve_region(session: boto3.Session | None = None) -> str:

@@ -32,16 +32,20 @@ def requested_mode() -> str:
 
 
 def aws_credentials_resolve() -> bool:
-    """Whether boto3 finds credentials, without calling AWS (no network, no account printed)."""
+    """Whether boto3 finds credentials, without calling AWS (no network, no account printed).
+
+    The same offline check the recorders fail fast on, imported here on first use so choosing
+    a mode does not load boto3 and strands for notebooks that never go live.
+    """
     try:
-        import boto3
-        import botocore.exceptions
+        from helpers.bedrock import CredentialsError, check_credentials
     except ImportError:
         return False
     try:
-        return boto3.Session().get_credentials() is not None
-    except botocore.exceptions.BotoCoreError:
+        check_credentials()
+    except CredentialsError:
         return False
+    return True
 
 
 def current_mode() -> Mode:

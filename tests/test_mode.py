@@ -35,3 +35,8 @@ def test_unknown_mode_lists_the_three(monkeypatch):
     monkeypatch.setenv(mode.ENV_VAR, "offline")
     with pytest.raises(mode.ModeError, match=r"EVAL_NOTEBOOKS_MODE='offline' is not a mode; .*replay, live, auto"):
         mode.current_mode()
+
+
+def test_an_unreadable_aws_config_means_no_credentials(monkeypatch, no_aws_credentials):
+    (no_aws_credentials / "config").write_text("[default\nregion = us-east-1\n")
+    assert mode.aws_credentials_resolve() is False
