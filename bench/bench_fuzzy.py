@@ -36,7 +36,7 @@ from importlib.metadata import version
 
 from deepdiff import DeepDiff
 
-from helpers.fuzzy import FuzzyEquals
+from helpers.fuzzy.evaluator import FuzzyEquals
 
 REGIONS = ["North", "South", "East", "West", "Central"]
 TOLERANCE = 0.01

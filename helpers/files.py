@@ -6,6 +6,10 @@ import os
 import tempfile
 from pathlib import Path
 
+# The checkout the bundled examples and their data live in (`data/` beside `helpers/`).
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = REPO_ROOT / "data"
+
 
 def write_text_atomically(path: Path | str, text: str) -> Path:
     """Write `text` to a temporary file beside `path`, then rename it over `path`.

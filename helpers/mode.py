@@ -38,7 +38,7 @@ def aws_credentials_resolve() -> bool:
     a mode does not load boto3 and strands for notebooks that never go live.
     """
     try:
-        from helpers.bedrock import CredentialsError, check_credentials
+        from helpers.services.bedrock import CredentialsError, check_credentials
     except ImportError:
         return False
     try:

@@ -31,7 +31,7 @@ Exit codes:
   3  the model never called the structured-output tool
 On every failure the existing fixture is left byte for byte as it was.
 """
-# The value in helpers.recording, which cannot be imported before the dependency check.
+# The value in helpers.exchanges.recording, which cannot be imported before the dependency check.
 EXIT_MISSING_DEPENDENCY = 1
 REQUIRED = {"strands": "strands-agents", "boto3": "boto3", "botocore": "botocore", "pydantic": "pydantic"}
 
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--fixture", type=Path, help="the fixture to replace (default: data/exchanges/offline_invoice.json)"
     )
-    parser.add_argument("--model-id", help="the Bedrock model id (default: helpers.bedrock.MODEL_ID)")
+    parser.add_argument("--model-id", help="the Bedrock model id (default: helpers.services.bedrock.MODEL_ID)")
     parser.add_argument("--region", default=None, help="overrides AWS_REGION and the profile's region")
     return parser
 
@@ -75,9 +75,9 @@ def main(
     if missing:
         print(f"Missing dependency: {', '.join(missing)}. Install the project with `make setup`.", file=out)
         return EXIT_MISSING_DEPENDENCY
-    from helpers import offline_invoice
-    from helpers.bedrock import MODEL_ID
-    from helpers.recording import EXIT_AGENT_FAILED, record_structured_output
+    from helpers.examples import offline_invoice
+    from helpers.exchanges.recording import EXIT_AGENT_FAILED, record_structured_output
+    from helpers.services.bedrock import MODEL_ID
 
     fixture = args.fixture or offline_invoice.FIXTURE_PATH
     model_id = args.model_id or MODEL_ID
@@ -101,8 +101,8 @@ def main(
 
 def _bedrock(model_id: str, region: str | None, out: TextIO) -> Any:
     """The live model after an offline credentials check, or None once the reason is printed."""
-    from helpers.bedrock import check_credentials, live_model, resolve_region
-    from helpers.recording import report_agent_failure
+    from helpers.exchanges.recording import report_agent_failure
+    from helpers.services.bedrock import check_credentials, live_model, resolve_region
 
     try:
         check_credentials()

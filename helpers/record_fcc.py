@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-# The values of helpers.recording (a test checks they agree), repeated here because that
+# The values of helpers.exchanges.recording (a test checks they agree), repeated here because that
 # module imports strands, which the dependency check must be able to report missing.
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1
@@ -57,7 +57,7 @@ def main(
     try:
         for name in REQUIRED_MODULES:
             _require(name, out)
-        from helpers.fcc import FCC_EXCHANGES_DIR, SNAPSHOT_PATH
+        from helpers.examples.fcc import FCC_EXCHANGES_DIR, SNAPSHOT_PATH
 
         snapshot = Path(args.snapshot) if args.snapshot else SNAPSHOT_PATH
         exchanges = Path(args.exchanges) if args.exchanges else FCC_EXCHANGES_DIR
@@ -100,8 +100,8 @@ def _model(model_factory: Callable[[], Any] | None, out: TextIO) -> tuple[Any, s
     if model_factory is not None:
         model = model_factory()
         return model, str(model.get_config().get("model_id", type(model).__name__))
-    from helpers.bedrock import MODEL_ID, check_credentials, live_model, resolve_region
-    from helpers.recording import report_agent_failure
+    from helpers.exchanges.recording import report_agent_failure
+    from helpers.services.bedrock import MODEL_ID, check_credentials, live_model, resolve_region
 
     try:
         check_credentials()
@@ -114,8 +114,8 @@ def _model(model_factory: Callable[[], Any] | None, out: TextIO) -> tuple[Any, s
 
 
 def _download(args: argparse.Namespace, out: TextIO):
-    from helpers.datasets_server import DatasetsServerClient, DatasetsServerError
-    from helpers.fcc import DOCUMENT_COUNT, MAX_LINE_ITEMS, fetch_live
+    from helpers.examples.fcc import DOCUMENT_COUNT, MAX_LINE_ITEMS, fetch_live
+    from helpers.services.datasets_server import DatasetsServerClient, DatasetsServerError
 
     client = DatasetsServerClient(args.base_url, timeout=args.timeout, retries=args.retries, backoff=args.backoff)
     try:
@@ -139,8 +139,8 @@ def _download(args: argparse.Namespace, out: TextIO):
 
 def _extract(model: Any, model_id: str, document: Any, out: TextIO) -> dict[str, Any]:
     """One live extraction through `RecordingModel`; the fixture data, not yet written."""
-    from helpers.fcc import FccInvoice, exchange_path
-    from helpers.recording import capture_structured_output
+    from helpers.examples.fcc import FccInvoice, exchange_path
+    from helpers.exchanges.recording import capture_structured_output
 
     captured = capture_structured_output(  # one agent per document
         model,
@@ -165,10 +165,10 @@ def _commit(source: Any, fixtures: dict[str, dict], snapshot: Path, exchanges: P
 
     Staging first means a full disk or a crash while writing leaves every target as it was.
     """
-    from helpers.datasets_server import write_snapshot
-    from helpers.fcc import FCC_REQUEST, exchange_path
+    from helpers.examples.fcc import FCC_REQUEST, exchange_path
+    from helpers.exchanges.recording import print_review, read_previous
     from helpers.files import write_text_atomically
-    from helpers.recording import print_review, read_previous
+    from helpers.services.datasets_server import write_snapshot
 
     staged: list[tuple[Path, Path]] = []
     try:

@@ -4,7 +4,7 @@ import botocore.exceptions
 import pytest
 from strands.models import BedrockModel
 
-from helpers.bedrock import MODEL_ID, CredentialsError, check_credentials, live_model, resolve_region
+from helpers.services.bedrock import MODEL_ID, CredentialsError, check_credentials, live_model, resolve_region
 
 
 @pytest.fixture(autouse=True)

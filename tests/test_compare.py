@@ -1,6 +1,6 @@
 """Comparing two runs: pairing, the paired bootstrap, verdicts, gates and the command line.
 
-The gates and the command line live in `helpers.gates`; they are tested here because every
+The gates and the command line live in `helpers.compare.gates`; they are tested here because every
 test of them needs the same two scored simulated runs.
 """
 
@@ -13,8 +13,8 @@ import pytest
 from strands_evals import Case, Experiment, eval_task
 from strands_evals.evaluators import Equals, StructuredOutputReport, StructuredOutputSimilarity
 
-from helpers import simulated_extractors as sim
-from helpers.compare import (
+from helpers.compare.gates import GateError, evaluate_gates, main, parse_gate, report_text
+from helpers.compare.runs import (
     COUNTS,
     IMPROVED,
     NO_CLEAR_CHANGE,
@@ -31,10 +31,10 @@ from helpers.compare import (
     read_run,
     verdict,
 )
-from helpers.compare_plots import field_delta_chart
-from helpers.gates import GateError, evaluate_gates, main, parse_gate, report_text
-from helpers.invoices import Invoice, SparseInvoice
-from helpers.reports import save_report
+from helpers.examples import simulated_runs as sim
+from helpers.examples.invoices import Invoice, SparseInvoice
+from helpers.harness.reports import save_report
+from helpers.render.compare_charts import field_delta_chart
 
 ROOT = Path(__file__).resolve().parent.parent
 RESAMPLES = 300  # enough to exercise the bootstrap; the notebook uses the default

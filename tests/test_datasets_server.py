@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from helpers.datasets_server import (
+from helpers.services.datasets_server import (
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
     SERVICE,
@@ -150,7 +150,7 @@ def test_429_and_every_5xx_are_retried(server, status):
 
 def test_backoff_doubles_is_capped_and_honours_retry_after(server, monkeypatch):
     waits: list[float] = []
-    monkeypatch.setattr("helpers.datasets_server.time.sleep", waits.append)
+    monkeypatch.setattr("helpers.services.datasets_server.time.sleep", waits.append)
     server.script = [("status", 503, {"error": "busy"})] * 5
     with pytest.raises(DatasetsServerError, match="attempt 5 of 5"):
         client_for(server, retries=4, backoff=1.0, max_backoff=3.0).rows(REQUEST, 0)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import stickler
 
-from helpers import offline_invoice
-from helpers.exchanges import (
+from helpers.examples import offline_invoice
+from helpers.exchanges.fixtures import (
     EXCHANGES_DIR,
     FixtureError,
     load_exchange,
@@ -49,7 +49,7 @@ def test_stored_exchange_loads_from_any_working_directory(tmp_path, monkeypatch)
     exchange = load_exchange(offline_invoice.FIXTURE_PATH, tool_name="Invoice")
     assert (
         EXCHANGES_DIR.is_absolute()
-        and EXCHANGES_DIR == Path(offline_invoice.__file__).parent.parent / "data" / "exchanges"
+        and EXCHANGES_DIR == Path(offline_invoice.__file__).parents[2] / "data" / "exchanges"
     )
     assert len(exchange.turns) == 1 and exchange.tool_uses()[0]["name"] == "Invoice"
 

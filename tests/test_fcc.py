@@ -16,10 +16,7 @@ from strands.tools.structured_output.structured_output_tool import StructuredOut
 from strands_evals import Case, Experiment, eval_task
 from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSimilarity
 
-from helpers.bedrock import CredentialsError
-from helpers.datasets_server import SERVICE, DatasetsServerClient, DatasetsServerError, SnapshotError
-from helpers.exchanges import Exchange, FixtureError
-from helpers.fcc import (
+from helpers.examples.fcc import (
     DATASET,
     DOCUMENT_COUNT,
     FCC_EXCHANGES_DIR,
@@ -49,6 +46,9 @@ from helpers.fcc import (
     select_documents,
     source_lines,
 )
+from helpers.exchanges.fixtures import Exchange, FixtureError
+from helpers.services.bedrock import CredentialsError
+from helpers.services.datasets_server import SERVICE, DatasetsServerClient, DatasetsServerError, SnapshotError
 
 LABEL = {
     "Agency": "A",

@@ -20,15 +20,15 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from helpers import record_fcc
-from helpers.datasets_server import SERVICE, read_snapshot
-from helpers.exchanges import Exchange
-from helpers.fcc import (
+from helpers.examples.fcc import (
     FCC_EXCHANGES_DIR,
     SNAPSHOT_PATH,
     from_snapshot,
     load_document_exchange,
 )
-from helpers.replay import ReplayModel
+from helpers.exchanges.fixtures import Exchange
+from helpers.exchanges.replay import ReplayModel
+from helpers.services.datasets_server import SERVICE, read_snapshot
 
 PAGE = read_snapshot(SNAPSHOT_PATH).pages[0]
 USAGE = {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}
@@ -194,7 +194,7 @@ def test_a_write_failure_while_staging_exits_2_and_leaves_every_file_as_it_was(s
     def disk_full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("helpers.datasets_server.write_snapshot", disk_full)
+    monkeypatch.setattr("helpers.services.datasets_server.write_snapshot", disk_full)
     before = files(*targets)
     code, output = run(server.url, targets, fake([tool_turn(n) for n in range(5)]))
     assert code == record_fcc.EXIT_AGENT_FAILED
@@ -203,7 +203,7 @@ def test_a_write_failure_while_staging_exits_2_and_leaves_every_file_as_it_was(s
 
 
 def test_the_exit_codes_are_those_of_the_offline_recorder():
-    from helpers import recording
+    from helpers.exchanges import recording
 
     for name in ("EXIT_OK", "EXIT_MISSING_DEPENDENCY", "EXIT_AGENT_FAILED", "EXIT_NO_STRUCTURED_OUTPUT"):
         assert getattr(record_fcc, name) == getattr(recording, name), name

@@ -12,16 +12,18 @@ import pytest
 from strands import Agent
 from strands.models import Model
 
-from helpers import offline_invoice, record, recording
-from helpers.exchanges import load_exchange
-from helpers.recording import (
+from helpers import record
+from helpers.examples import offline_invoice
+from helpers.exchanges import recording
+from helpers.exchanges.fixtures import load_exchange
+from helpers.exchanges.recording import (
     RecordingError,
     RecordingModel,
     capture_structured_output,
     commit_fixture,
     describe_changes,
 )
-from helpers.replay import ReplayModel, turn_events
+from helpers.exchanges.replay import ReplayModel, turn_events
 
 USAGE = {"inputTokens": 1200, "outputTokens": 150, "totalTokens": 1350, "cacheReadInputTokens": 0}
 CORRECT = offline_invoice.GROUND_TRUTH.model_dump(mode="json")

@@ -8,7 +8,7 @@ import pytest
 from strands_evals.evaluators import Equals, StructuredOutputReport, StructuredOutputSimilarity
 from strands_evals.types.evaluation import EvaluationData
 
-from helpers.invoices import Invoice, SparseInvoice, WeightedInvoice, reference_cases, sparse_cases
+from helpers.examples.invoices import Invoice, SparseInvoice, WeightedInvoice, reference_cases, sparse_cases
 
 REFERENCE_SCORES = {
     "perfect": (1.0, 1.0),

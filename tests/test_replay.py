@@ -9,10 +9,10 @@ from strands import Agent
 from strands.tools.structured_output.structured_output_tool import StructuredOutputTool
 from strands.types.exceptions import EventLoopException
 
-from helpers import offline_invoice
-from helpers.exchanges import Exchange, load_exchange
-from helpers.invoices import Invoice
-from helpers.replay import ReplayExhaustedError, ReplayModel, strands_log, turn_events
+from helpers.examples import offline_invoice
+from helpers.examples.invoices import Invoice
+from helpers.exchanges.fixtures import Exchange, load_exchange
+from helpers.exchanges.replay import ReplayExhaustedError, ReplayModel, strands_log, turn_events
 
 EXCHANGE = load_exchange(offline_invoice.FIXTURE_PATH, tool_name="Invoice")
 USAGE = {"inputTokens": 10, "outputTokens": 4, "totalTokens": 14}

@@ -3,8 +3,8 @@
 import pytest
 from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSimilarity
 
-from helpers.invoices import Invoice, reference_cases
-from helpers.reports import load_report, save_report
+from helpers.examples.invoices import Invoice, reference_cases
+from helpers.harness.reports import load_report, save_report
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from helpers import simulated_extractors as sim
-from helpers.invoices import Invoice
+from helpers.examples import simulated_runs as sim
+from helpers.examples.invoices import Invoice
 
 
 @pytest.fixture(scope="module")

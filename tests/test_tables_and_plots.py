@@ -6,9 +6,9 @@ import stickler
 from matplotlib.figure import Figure
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.invoices import Invoice, reference_cases
-from helpers.plots import case_scores_chart, field_f1_chart
-from helpers.tables import (
+from helpers.examples.invoices import Invoice, reference_cases
+from helpers.render.charts import case_scores_chart, field_f1_chart
+from helpers.render.tables import (
     comparison_frame,
     comparison_table,
     explain_frame,

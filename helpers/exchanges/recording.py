@@ -1,7 +1,7 @@
 """Recording: capture what a real provider streams, and replace a fixture with it safely.
 
 `RecordingModel` wraps any Strands model provider and passes every event through untouched,
-while it keeps each assistant message as a fixture turn (see `helpers.exchanges`): the
+while it keeps each assistant message as a fixture turn (see `helpers.exchanges.fixtures`): the
 tool-input chunks with the boundaries the provider chose and the usage it reported. A turn
 is committed only when its stream ends, so a call that fails half way records nothing.
 
@@ -28,8 +28,8 @@ from strands.models import Model
 from strands.types.exceptions import StructuredOutputException
 from strands.types.streaming import StreamEvent
 
-from helpers.exchanges import FixtureError, parse_exchange, save_exchange
-from helpers.replay import AgentLoopModel
+from helpers.exchanges.fixtures import FixtureError, parse_exchange, save_exchange
+from helpers.exchanges.replay import AgentLoopModel
 
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.figure import Figure
 
-from helpers.compare import IMPROVED, NO_CLEAR_CHANGE, REGRESSED, Comparison
+from helpers.compare.runs import IMPROVED, NO_CLEAR_CHANGE, REGRESSED, Comparison
 
 VERDICT_COLOURS = {IMPROVED: "tab:green", REGRESSED: "tab:red", NO_CLEAR_CHANGE: "tab:gray"}
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from helpers.exchanges import EXCHANGES_DIR
-from helpers.invoices import DATA_DIR, Invoice, LineItem
+from helpers.examples.invoices import DATA_DIR, Invoice, LineItem
+from helpers.exchanges.fixtures import EXCHANGES_DIR
 
 DOCUMENT_PATH: Path = DATA_DIR / "offline_invoice.txt"
 FIXTURE_PATH: Path = EXCHANGES_DIR / "offline_invoice.json"

@@ -24,7 +24,9 @@ from stickler import (
     StructuredModel,
 )
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "invoices"
+from helpers.files import DATA_DIR as REPO_DATA_DIR
+
+DATA_DIR = REPO_DATA_DIR / "invoices"
 REFERENCE_CASES = DATA_DIR / "reference_cases.json"
 SPARSE_CASES = DATA_DIR / "sparse_cases.json"
 

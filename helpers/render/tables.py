@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from helpers.non_matches import COLUMNS, non_match_rows
+from helpers.render.non_matches import COLUMNS, non_match_rows
 
 SCORE_COLOURS = "RdYlGn"
 FIELD_METRIC_COLUMNS = ["tp", "fn", "fa", "fd", "tn", "precision", "recall", "f1", "mean_score"]
@@ -163,5 +163,5 @@ def comparison_table(scores: Mapping[str, Mapping[str, float]], table_id: str = 
 
 
 def non_matches_frame(non_matches: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """stickler's non-match records as a table; see `helpers.non_matches` for how they are read."""
+    """stickler's non-match records as a table; see `helpers.render.non_matches` for how they are read."""
     return pd.DataFrame(non_match_rows(non_matches), columns=list(COLUMNS))

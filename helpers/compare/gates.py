@@ -8,7 +8,7 @@ never a pass: a misspelled gate that passes silently is worse than no gate.
 
     python -m helpers.compare OLD.json NEW.json [--gate RULE ...]
 
-(`python -m helpers.gates` is the same command) prints the tables and exits 0 when every gate
+(`python -m helpers.compare.gates` is the same command) prints the tables and exits 0 when every gate
 passes, 1 when one fails, and 2 on bad input.
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 from strands_evals.types.evaluation_report import EvaluationReport
 
-from helpers.compare import (
+from helpers.compare.runs import (
     CONFIDENCE,
     COUNTS,
     RATIOS,
@@ -37,7 +37,7 @@ from helpers.compare import (
     paths_in,
     read_run,
 )
-from helpers.reports import load_report
+from helpers.harness.reports import load_report
 
 TOLERANCE = 1e-9  # comparisons forgive float rounding in a difference of two ratios
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -210,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m helpers.compare",
         description="Compare two saved StructuredOutputReport runs and gate on the result.",
     )
-    parser.add_argument("old", type=Path, help="the baseline run, saved with helpers.reports.save_report")
+    parser.add_argument("old", type=Path, help="the baseline run, saved with helpers.harness.reports.save_report")
     parser.add_argument("new", type=Path, help="the run under test, saved the same way")
     parser.add_argument(
         "--gate",

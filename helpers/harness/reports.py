@@ -31,11 +31,11 @@ def load_report(path: Path | str) -> StructuredOutputReport:
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no saved report here; write one with helpers.reports.save_report")
+        raise FileNotFoundError(f"{path}: no saved report here; write one with helpers.harness.reports.save_report")
     try:
         return StructuredOutputReport.from_file(str(path))
     except Exception as exc:  # pydantic, json and key errors all mean the same thing here
         raise ValueError(
             f"{path}: not a saved StructuredOutputReport ({type(exc).__name__}: {exc}); "
-            "save reports with helpers.reports.save_report"
+            "save reports with helpers.harness.reports.save_report"
         ) from exc

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from helpers.files import write_text_atomically
+from helpers.files import DATA_DIR, REPO_ROOT, write_text_atomically
 
-EXCHANGES_DIR = Path(__file__).resolve().parent.parent / "data" / "exchanges"
+EXCHANGES_DIR = DATA_DIR / "exchanges"
 USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens")
 PROVENANCE_KEYS = ("model_id", "hand_authored", "recorded", "note")
 
@@ -238,8 +238,8 @@ def _display_path(source: str) -> str:
     """An absolute fixture path made relative to the repository, so no machine's layout leaks
     into notebook outputs; any other source (a label such as "truncated copy") is kept as is."""
     path = Path(source)
-    if path.is_absolute() and path.is_relative_to(EXCHANGES_DIR.parent.parent):
-        return path.relative_to(EXCHANGES_DIR.parent.parent).as_posix()
+    if path.is_absolute() and path.is_relative_to(REPO_ROOT):
+        return path.relative_to(REPO_ROOT).as_posix()
     return source
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
-from helpers.tables import SCORE_COLOURS, field_metrics_frame
+from helpers.render.tables import SCORE_COLOURS, field_metrics_frame
 
 
 def field_f1_chart(field_metrics: Mapping[str, Mapping[str, Any]], title: str = "Per-field F1") -> Figure:

@@ -11,7 +11,7 @@ Per-field numbers are rebuilt from each document's confusion counts (stickler's 
 on every scored row), walked the way `stickler.aggregate_from_comparisons` walks them, so on the
 full set of documents they equal `StructuredOutputReport.metrics()`.
 
-The gate rules and the command line are in `helpers.gates`; this module stays runnable as
+The gate rules and the command line are in `helpers.compare.gates`; this module stays runnable as
 
     python -m helpers.compare OLD.json NEW.json [--gate RULE ...]
 
@@ -20,7 +20,6 @@ because that is the command the README and `make compare` document.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -138,7 +137,7 @@ def read_run(report: EvaluationReport, source: str = "run") -> Run:
         if not unreadable and not isinstance(comparison, Mapping):
             raise CompareError(
                 f"{source}: case {name!r} has no raw comparison in its row metadata; re-run the experiment "
-                "and save its report with helpers.reports.save_report, which keeps row metadata"
+                "and save its report with helpers.harness.reports.save_report, which keeps row metadata"
             )
         documents[name] = Document(
             score=float(row.score),
@@ -554,11 +553,3 @@ def compare_scores(
     before, after = [old[name] for name in names], [new[name] for name in names]
     change = paired_bootstrap(before, after, resamples=resamples, seed=seed, confidence=confidence)
     return score_row(evaluator, float(np.mean(before)), float(np.mean(after)), change, len(names), labels)
-
-
-if __name__ == "__main__":
-    # The command line lives in helpers.gates, which imports this module by its name. Calling it
-    # from here keeps one copy of every class: this `__main__` copy is never handed to it.
-    from helpers.gates import main
-
-    sys.exit(main())

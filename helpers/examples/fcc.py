@@ -35,8 +35,11 @@ from stickler import (
 from strands.models import Model
 from strands_evals import Case
 
-from helpers.bedrock import MODEL_ID, check_credentials, live_model, resolve_region
-from helpers.datasets_server import (
+from helpers.exchanges.fixtures import EXCHANGES_DIR, Exchange, FixtureError, load_exchange
+from helpers.exchanges.replay import ReplayModel
+from helpers.files import REPO_ROOT
+from helpers.services.bedrock import MODEL_ID, check_credentials, live_model, resolve_region
+from helpers.services.datasets_server import (
     SERVICE,
     DatasetsServerClient,
     RowsRequest,
@@ -45,10 +48,8 @@ from helpers.datasets_server import (
     snapshot_rows,
     write_snapshot,
 )
-from helpers.exchanges import EXCHANGES_DIR, Exchange, FixtureError, load_exchange
-from helpers.replay import ReplayModel
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 DATA_DIR = ROOT / "data" / "fcc"
 SNAPSHOT_PATH = DATA_DIR / "snapshot.json"
 # A live notebook run writes what it downloaded here, not over the committed snapshot, which
@@ -439,7 +440,7 @@ def case_model(document_id: str, mode: str, live: Model | None = None) -> Model:
     """
     if mode == "live":
         if live is None:
-            raise ValueError("live mode needs the shared live model (helpers.bedrock.live_model())")
+            raise ValueError("live mode needs the shared live model (helpers.services.bedrock.live_model())")
         return live
     return ReplayModel(load_document_exchange(document_id))
 

@@ -18,7 +18,7 @@ from typing import Any
 from strands.models import Model
 from strands.types.streaming import StreamEvent
 
-from helpers.exchanges import Exchange
+from helpers.exchanges.fixtures import Exchange
 
 
 class ReplayExhaustedError(RuntimeError):

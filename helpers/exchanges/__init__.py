@@ -1,0 +1,1 @@
+"""Exchanges: the fixture format, `ReplayModel`, the recording wrapper and cassettes."""

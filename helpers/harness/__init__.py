@@ -1,0 +1,1 @@
+"""Cases and the harness: case files, schema import, scoring through `Experiment`, saved reports."""

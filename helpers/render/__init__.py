@@ -1,0 +1,1 @@
+"""Rendering: pandas tables with fixed Styler ids, matplotlib charts, text reports."""
