@@ -26,7 +26,7 @@ $(UV):
 	$(TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
 
 $(STAMP): $(UV) pyproject.toml uv.lock
-	$(UV) sync --frozen --python $(PYTHON)
+	$(UV) sync --frozen --extra cluster --python $(PYTHON)
 	@touch $(STAMP)
 
 setup: $(STAMP) ## Build .venv with the exact locked versions (needs only python3)

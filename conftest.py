@@ -3,14 +3,14 @@
 At the root so it also applies to `pytest --nbval examples/notebooks` run alone.
 """
 
-import asyncio
 import os
 import socket
 
 import pytest
-from strands_evals import Case, Experiment, eval_task
+from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputReport
 
+from helpers.harness.scoring import score_outputs_sync
 from helpers.mode import OFFLINE_ENV
 
 os.environ.update(OFFLINE_ENV)
@@ -21,18 +21,8 @@ def score_reference():
     """Score hand-authored cases through the real harness: one experiment, one evaluator."""
 
     def score(evaluator, cases) -> StructuredOutputReport:
-        predictions = {case.name: case.prediction for case in cases}
-
-        @eval_task()
-        def task(case):
-            return {"output": predictions[case.name]}
-
-        experiment = Experiment(
-            cases=[Case(name=case.name, input=case.broken, expected_output=case.ground_truth) for case in cases],
-            evaluators=[evaluator],
-            report_cls=StructuredOutputReport,
-        )
-        return asyncio.run(experiment.run_evaluations_async(task))
+        harness_cases = [Case(name=case.name, input=case.broken, expected_output=case.ground_truth) for case in cases]
+        return score_outputs_sync(harness_cases, {case.name: case.prediction for case in cases}, evaluator)
 
     return score
 

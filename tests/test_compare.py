@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from strands_evals import Case, Experiment, eval_task
+from strands_evals import Case
 from strands_evals.evaluators import Equals, StructuredOutputReport, StructuredOutputSimilarity
 
 from helpers.compare.gates import GateError, evaluate_gates, main, parse_gate, report_text
@@ -34,6 +34,7 @@ from helpers.compare.runs import (
 from helpers.examples import simulated_runs as sim
 from helpers.examples.invoices import Invoice, SparseInvoice
 from helpers.harness.reports import save_report
+from helpers.harness.scoring import score_outputs_sync
 from helpers.render.compare_charts import field_delta_chart
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,19 +43,7 @@ RESAMPLES = 300  # enough to exercise the bootstrap; the notebook uses the defau
 
 def score(cases, outputs, model=Invoice, evaluator=None):
     """Score `outputs` (by case name) against `cases` in one experiment, as the notebook does."""
-
-    @eval_task()
-    def task(case):
-        return {"output": outputs[case.name]}
-
-    # Not the root `score_reference` fixture: that one builds cases from ReferenceCase fields,
-    # while these tests score arbitrary outputs (strings, other schemas, unnamed cases) per case.
-
-    return Experiment(
-        cases=cases,
-        evaluators=[evaluator or StructuredOutputSimilarity(model)],
-        report_cls=StructuredOutputReport,
-    ).run_evaluations(task)
+    return score_outputs_sync(cases, outputs, evaluator or StructuredOutputSimilarity(model))
 
 
 @pytest.fixture(scope="module")

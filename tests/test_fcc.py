@@ -13,8 +13,8 @@ import typing
 import pytest
 from strands import Agent
 from strands.tools.structured_output.structured_output_tool import StructuredOutputTool
-from strands_evals import Case, Experiment, eval_task
-from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSimilarity
+from strands_evals import Case, eval_task
+from strands_evals.evaluators import StructuredOutputSimilarity
 
 from helpers.examples.fcc import (
     DATASET,
@@ -47,6 +47,7 @@ from helpers.examples.fcc import (
     source_lines,
 )
 from helpers.exchanges.fixtures import Exchange, FixtureError
+from helpers.harness.scoring import score_task
 from helpers.services.bedrock import CredentialsError
 from helpers.services.datasets_server import SERVICE, DatasetsServerClient, DatasetsServerError, SnapshotError
 
@@ -324,8 +325,7 @@ def test_live_mode_needs_the_shared_model():
 
 
 def run_experiment(evaluator, task, cases):
-    experiment = Experiment(cases=cases, evaluators=[evaluator], report_cls=StructuredOutputReport)
-    return asyncio.run(experiment.run_evaluations_async(task))
+    return asyncio.run(score_task(cases, task, evaluator))
 
 
 @pytest.fixture
