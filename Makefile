@@ -25,8 +25,10 @@ $(UV):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
 
+# --compile-bytecode: compile every installed library once, at build time. Machines that set
+# PYTHONDONTWRITEBYTECODE=1 would otherwise recompile each library in every kernel and test run.
 $(STAMP): $(UV) pyproject.toml uv.lock
-	$(UV) sync --frozen --extra cluster --python $(PYTHON)
+	$(UV) sync --frozen --extra cluster --compile-bytecode --python $(PYTHON)
 	@touch $(STAMP)
 
 setup: $(STAMP) ## Build .venv with the exact locked versions (needs only python3)
