@@ -17,8 +17,10 @@ from helpers.render.tables import (
     field_metrics_table,
     non_matches_frame,
     per_case_frame,
+    per_case_table,
     weakest_fields,
 )
+from helpers.render.text import text_table
 
 FIELD_METRICS = {
     "invoice_id": {
@@ -80,13 +82,44 @@ def test_per_case_frame_names_weakest_fields():
         },
     ]
     frame = per_case_frame(rows)
-    assert frame.loc["a", "weakest fields"] == "y=0.00, z=0.50"
+    assert frame.loc["a", "weakest fields"] == "y=0.000, z=0.500"
     assert bool(frame.loc["a", "pass"]) is True
 
 
-def test_weakest_fields_caps_the_list():
-    assert weakest_fields({f"f{i}": i / 10 for i in range(6)}, limit=2) == "f0=0.00, f1=0.10"
+def test_weakest_fields_caps_the_list_and_says_how_many_it_left_out():
+    assert weakest_fields({f"f{i}": i / 10 for i in range(6)}, limit=2) == "f0=0.000, f1=0.100 (+4 more)"
+    assert weakest_fields({"a": 0.5, "b": 1.0}, limit=1) == "a=0.500"
     assert weakest_fields({"a": 1.0}) == ""
+
+
+def test_text_repr_uses_the_styled_tables_three_decimals_and_leaves_missing_blank():
+    text = repr(field_metrics_table(FIELD_METRICS))
+    assert "0.830" in text and "0.910" in text
+    assert "NaN" not in text
+    assert "0.666667" not in repr(per_case_table([_per_case_row(0.6666666)]))
+
+
+def _per_case_row(score: float) -> dict:
+    return {
+        "case": "a",
+        "overall_score": score,
+        "test_pass": False,
+        "recall": 1.0,
+        "precision": 1.0,
+        "field_scores": {"x": score},
+    }
+
+
+def test_text_table_wraps_long_cells_at_word_boundaries():
+    reason = "raw 0.52 < threshold 0.85 -> clipped to 0.0 because the vendor came from the remit-to line"
+    rows = [["vendor_name", 0.0, reason], ["id", None, "ok"]]
+    lines = text_table(["field", "score", "reason"], rows, 30).splitlines()
+    assert lines[0].split() == ["field", "score", "reason"]
+    assert lines[1].startswith("vendor_name  0.000  raw 0.52")
+    assert all(len(line) <= len("vendor_name  0.000  ") + 30 for line in lines)
+    words = " ".join(line[len("vendor_name  0.000  ") :].strip() for line in lines[1:-1])
+    assert words == reason
+    assert lines[-1].split() == ["id", "-", "ok"]
 
 
 def test_explain_frame_has_the_basis_and_reasoning():

@@ -43,15 +43,20 @@ def case_scores_chart(scores: Mapping[str, Mapping[str, float]], title: str = "P
     cases = list(next(iter(scores.values())))
     width = 0.8 / len(evaluators)
     positions = np.arange(len(cases))
-    figure = Figure(figsize=(max(6, 1.2 * len(cases)), 3.6))
+    # Each case gets room for its label at 30 degrees, so long names such as
+    # `hand-authored-01` never run into their neighbours.
+    longest = max(len(str(case)) for case in cases)
+    figure = Figure(figsize=(max(6.0, 1.0 + len(cases) * max(1.0, 0.08 * longest)), 4.2))
     axes = figure.subplots()
     for index, evaluator in enumerate(evaluators):
         values = [scores[evaluator].get(case, np.nan) for case in cases]
         axes.bar(positions + (index - (len(evaluators) - 1) / 2) * width, values, width, label=evaluator)
-    axes.set_xticks(positions, cases, rotation=20, ha="right")
+    axes.set_xticks(positions, cases, rotation=30, ha="right", rotation_mode="anchor")
     axes.set_ylim(0, 1.1)
     axes.set_ylabel("score")
     axes.set_title(title)
-    axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
+    # The legend sits under the chart, so it takes no width from the bars.
+    columns = min(len(evaluators), 3)
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncols=columns, fontsize=8, frameon=False)
     figure.tight_layout()
     return figure

@@ -18,7 +18,13 @@ from pandas.io.formats.style import Styler
 from helpers.render.non_matches import COLUMNS, non_match_rows
 
 SCORE_COLOURS = "RdYlGn"
+DECIMALS = 3
 FIELD_METRIC_COLUMNS = ["tp", "fn", "fa", "fd", "tn", "precision", "recall", "f1", "mean_score"]
+
+
+def format_number(value: float) -> str:
+    """Every score the project prints itself, in one format: three decimals."""
+    return f"{value:.{DECIMALS}f}"
 
 
 @dataclass(frozen=True)
@@ -36,12 +42,12 @@ class Table:
         return self.styler.to_html()
 
     def __repr__(self) -> str:
-        return self.frame.to_string()
+        return self.frame.to_string(float_format=format_number, na_rep="")
 
 
 def styled(frame: pd.DataFrame, table_id: str, *, colour: Iterable[str] = (), caption: str = "") -> Table:
     """Style `frame` with a fixed id, three decimals, and the score scale on `colour` columns."""
-    styler = frame.style.set_uuid(table_id).format(precision=3, na_rep="")
+    styler = frame.style.set_uuid(table_id).format(precision=DECIMALS, na_rep="")
     columns = [column for column in colour if column in frame.columns]
     if columns:
         styler = styler.background_gradient(cmap=SCORE_COLOURS, vmin=0.0, vmax=1.0, subset=columns)
@@ -85,9 +91,15 @@ def field_metrics_table(field_metrics: Mapping[str, Mapping[str, Any]], table_id
 
 
 def weakest_fields(field_scores: Mapping[str, float], limit: int = 3) -> str:
-    """The fields that scored under 1.0, lowest first, as `name=0.00` pairs."""
+    """The fields that scored under 1.0, lowest first, as `name=0.000` pairs.
+
+    At most `limit` are named, so the column stays readable; the rest are counted as
+    `(+N more)`, so a capped list never looks complete.
+    """
     imperfect = sorted((score, name) for name, score in field_scores.items() if score < 1.0)
-    return ", ".join(f"{name}={score:.2f}" for score, name in imperfect[:limit])
+    named = ", ".join(f"{name}={format_number(score)}" for score, name in imperfect[:limit])
+    hidden = len(imperfect) - limit
+    return f"{named} (+{hidden} more)" if hidden > 0 else named
 
 
 def per_case_frame(per_case: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -156,7 +168,7 @@ def comparison_table(scores: Mapping[str, Mapping[str, float]], table_id: str = 
     """Evaluators side by side; the per-case rows are coloured by score."""
     frame = comparison_frame(scores)
     cases = frame.index[:-2]
-    styler = frame.style.set_uuid(table_id).format(precision=3)
+    styler = frame.style.set_uuid(table_id).format(precision=DECIMALS)
     styler = styler.format(precision=0, subset=pd.IndexSlice[["distinct scores"], :])
     styler = styler.background_gradient(cmap=SCORE_COLOURS, vmin=0.0, vmax=1.0, subset=pd.IndexSlice[cases, :])
     return Table(frame, styler)
