@@ -1,0 +1,335 @@
+"""The compact per-document results file: what each document contributes, one JSON line each.
+
+A saved `StructuredOutputReport` keeps every case's input, both outputs and stickler's whole raw
+comparison, which is what makes it complete and also what makes 10,000 documents weigh 127 MB.
+For a large run, each document's contribution to the rollups is a handful of numbers: its score,
+its verdict, and its confusion counts per field path. This file keeps only those, written as the
+run goes, so a run of any size is scored, and later compared, in memory bounded by one batch.
+
+The format (JSON Lines, UTF-8):
+
+    {"format": "structured-output-results", "version": 1, "schema": "module:Class", ...}   header
+    {"name": ..., "score": ..., "test_pass": ..., "reason": ..., "status": ..., "counts": {...}}
+
+`counts` is `{path: {"tp", "fa", "fd", "fp", "tn", "fn"}}`, built by stickler's own aggregation
+(`aggregate_from_comparisons`) on the document's comparison, so summing `counts` over every
+document of a run gives the counts of `report.metrics().field_metrics`, path by path.
+
+    with ResultsWriter("run.results.jsonl", ResultsHeader(schema="helpers.examples.invoices:Invoice")) as out:
+        for row in rows_from_report(report):
+            out.write(row)
+    for row in iter_results("run.results.jsonl"):
+        ...
+
+The file appears only when the writer closes cleanly (it is written beside and renamed), so a
+crashed run leaves whatever was at the path before, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from stickler import aggregate_from_comparisons
+from strands_evals.evaluators import StructuredOutputReport
+
+FORMAT = "structured-output-results"
+VERSION = 1
+COUNTS = ("tp", "fa", "fd", "fp", "tn", "fn")
+MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the evaluator's scored rows
+
+# What a row's numbers mean: scored (counts filled), unreadable (an output that could not be read as
+# the schema: score 0, no counts), failed (the case could not be scored at all: score 0, reason says
+# why), not_applicable (no ground truth: no verdict, left out of the overall score).
+Status = Literal["scored", "unreadable", "failed", "not_applicable"]
+
+
+class ResultsError(ValueError):
+    """A results file cannot be read; the message names the file, the line, the field and the fix."""
+
+
+class Counts(BaseModel):
+    """One field path's confusion counts in one document (or summed over many)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tp: int = Field(0, ge=0)
+    fa: int = Field(0, ge=0)
+    fd: int = Field(0, ge=0)
+    fp: int = Field(0, ge=0)
+    tn: int = Field(0, ge=0)
+    fn: int = Field(0, ge=0)
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(**{key: getattr(self, key) + getattr(other, key) for key in COUNTS})
+
+
+class ResultsHeader(BaseModel):
+    """The first line: what the rows are, so a reader refuses a file of another kind or schema."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    format: Literal["structured-output-results"] = FORMAT
+    version: Literal[1] = VERSION
+    schema_: str = Field(alias="schema", description="the scored model as module:Class")
+    evaluator: str = MARKER
+    match_threshold: float = 0.7
+
+
+class ResultRow(BaseModel):
+    """One document: its score and verdict as the report holds them, and its counts per field path."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    score: float
+    test_pass: bool
+    reason: str = ""
+    status: Status = "scored"
+    precision: float | None = None
+    recall: float | None = None
+    f1: float | None = None
+    field_scores: dict[str, float] = {}
+    overall: Counts = Counts()
+    counts: dict[str, Counts] = {}
+
+
+# --- building rows -----------------------------------------------------------------------------
+
+
+def _counts_of(metrics: Mapping[str, Any]) -> Counts:
+    return Counts(**{key: int(metrics.get(key, 0)) for key in COUNTS})
+
+
+def document_counts(comparison: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    """One document's confusion counts per dotted field path, by stickler's own aggregation.
+
+    `comparison` is the raw comparison `StructuredOutputSimilarity` stores on its row
+    (`metadata["comparison"]`). Every path carries all six counts, zero when absent.
+    """
+    evaluation = aggregate_from_comparisons([dict(comparison)])
+    return {path: _counts_of(metrics).model_dump() for path, metrics in sorted(evaluation.field_metrics.items())}
+
+
+def row_from_case(name: str, score: float, test_pass: bool, reason: str, outputs: Iterable[Any]) -> ResultRow:
+    """The row of one report case, from its score, verdict, reason and its evaluator rows.
+
+    A case whose rows carry the evaluator's marker is `scored`; an output the evaluator could not
+    read is `unreadable`; a case with no rows at all failed before scoring (the reason says why);
+    a row without a verdict on offer (no ground truth) is `not_applicable`.
+    """
+    outputs = list(outputs)
+    base = {"name": name, "score": float(score), "test_pass": bool(test_pass), "reason": reason or ""}
+    for output in outputs:
+        detail = output.metadata or {}
+        if detail.get("evaluated_by") == MARKER:
+            evaluation = aggregate_from_comparisons([dict(detail["comparison"])])
+            return ResultRow(
+                **base,
+                status="scored",
+                precision=detail.get("precision"),
+                recall=detail.get("recall"),
+                f1=detail.get("f1"),
+                field_scores=dict(detail.get("field_scores", {})),
+                overall=_counts_of(evaluation.metrics),
+                counts={path: _counts_of(metrics) for path, metrics in sorted(evaluation.field_metrics.items())},
+            )
+        if detail.get("error") == "unreadable":
+            return ResultRow(**base, status="unreadable")
+    if not outputs:
+        return ResultRow(**base, status="failed")
+    return ResultRow(**base, status="not_applicable")
+
+
+def rows_from_report(report: StructuredOutputReport) -> Iterator[ResultRow]:
+    """The rows of every case of a one-evaluator report, in case order."""
+    for index, case in enumerate(report.cases):
+        yield row_from_case(
+            str(case.get("name") or f"case_{index}"),
+            report.scores[index],
+            report.test_passes[index],
+            report.reasons[index] if index < len(report.reasons) else "",
+            report.detailed_results[index] if index < len(report.detailed_results) else [],
+        )
+
+
+def sum_counts(rows: Iterable[ResultRow]) -> dict[str, Counts]:
+    """Per-path counts summed over `rows`: on a whole run, the counts of `report.metrics()`."""
+    totals: dict[str, Counts] = {}
+    for row in rows:
+        for path, counts in row.counts.items():
+            totals[path] = totals[path] + counts if path in totals else counts
+    return dict(sorted(totals.items()))
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+
+class ResultsWriter:
+    """Writes a results file line by line as rows arrive, and puts it in place only at close.
+
+    Rows go to a temporary file beside `path` and are flushed as written, so memory stays at one
+    row; `close()` renames the file over `path` in one step. Leaving the `with` block through an
+    exception, or calling `discard()`, removes the temporary file and leaves `path` untouched.
+    """
+
+    def __init__(self, path: Path | str, header: ResultsHeader) -> None:
+        self.path = Path(path)
+        self.header = header
+        self.count = 0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
+        self._tmp = Path(tmp)
+        self._file = os.fdopen(handle, "w", encoding="utf-8")
+        self._names: set[str] = set()
+        self._line(header.model_dump(by_alias=True))
+
+    def _line(self, record: Mapping[str, Any]) -> None:
+        self._file.write(json.dumps(record, separators=(",", ":"), allow_nan=False) + "\n")
+
+    def write(self, row: ResultRow) -> None:
+        """Append one document's row; a repeated name is refused, since rows are paired by name."""
+        if row.name in self._names:
+            raise ValueError(f"{self.path}: case {row.name!r} written twice; every case needs a distinct name")
+        self._names.add(row.name)
+        self._line(row.model_dump(exclude_defaults=False))
+        self.count += 1
+        if self.count % 256 == 0:
+            self._file.flush()
+
+    def close(self) -> Path:
+        """Finish the file and rename it over `path`, so readers see the old file or the whole new one."""
+        if self._file.closed:
+            return self.path
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        os.replace(self._tmp, self.path)
+        return self.path
+
+    def discard(self) -> None:
+        """Drop what was written; `path` keeps whatever it held before."""
+        if not self._file.closed:
+            self._file.close()
+        self._tmp.unlink(missing_ok=True)
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.discard()
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def _problem(path: Path, line: int, exc: ValidationError) -> str:
+    return "; ".join(
+        f"field {'.'.join(map(str, error['loc'])) or '(line)'}: {error['msg']}"
+        for error in exc.errors(include_url=False)
+    )
+
+
+def _load_line(path: Path, number: int, text: str) -> dict[str, Any]:
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsError(
+            f"{path}, line {number}: not JSON ({exc.msg}); the file is cut short or was edited by hand: "
+            "re-run the scoring that wrote it"
+        ) from exc
+    if not isinstance(record, dict):
+        raise ResultsError(f"{path}, line {number}: expected a JSON object, got {type(record).__name__}")
+    return record
+
+
+def read_header(path: Path | str) -> ResultsHeader:
+    """The header of a results file.
+
+    Raises:
+        FileNotFoundError: If there is no file at `path`.
+        ResultsError: If the first line is not this format's header, naming the field.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no results file here; write one with `score ... --results {path.name}`")
+    with path.open(encoding="utf-8") as file:
+        first = file.readline()
+    if not first.strip():
+        raise ResultsError(f"{path}, line 1: empty; a results file starts with its header line")
+    record = _load_line(path, 1, first)
+    if record.get("format") != FORMAT:
+        raise ResultsError(
+            f"{path}, line 1: field format is {record.get('format')!r}, not {FORMAT!r}; this is not a results "
+            "file (a saved report is read with helpers.harness.reports.load_report)"
+        )
+    if record.get("version") != VERSION:
+        raise ResultsError(
+            f"{path}, line 1: field version is {record.get('version')!r}; this reader reads version {VERSION}: "
+            "re-score with this version of the tool"
+        )
+    try:
+        return ResultsHeader.model_validate(record)
+    except ValidationError as exc:
+        raise ResultsError(f"{path}, line 1: {_problem(path, 1, exc)}") from exc
+
+
+def iter_results(path: Path | str) -> Iterator[ResultRow]:
+    """Stream the rows of a results file, one line at a time, checking the header first.
+
+    Memory stays at one row whatever the file's size.
+
+    Raises:
+        FileNotFoundError: If there is no file at `path`.
+        ResultsError: For a bad header, a line that is not JSON or does not validate (naming
+            the line and the field), or a case name that repeats.
+    """
+    path = Path(path)
+    read_header(path)
+    seen: dict[str, int] = {}
+    with path.open(encoding="utf-8") as file:
+        next(file)
+        for number, text in enumerate(file, start=2):
+            if not text.strip():
+                continue
+            record = _load_line(path, number, text)
+            try:
+                row = ResultRow.model_validate(record)
+            except ValidationError as exc:
+                name = record.get("name")
+                where = f" (case {name!r})" if isinstance(name, str) else ""
+                raise ResultsError(
+                    f"{path}, line {number}{where}: {_problem(path, number, exc)}; re-run the scoring that wrote it"
+                ) from exc
+            if row.name in seen:
+                raise ResultsError(
+                    f"{path}, line {number}: case {row.name!r} repeats line {seen[row.name]}; "
+                    "every case needs a distinct name"
+                )
+            seen[row.name] = number
+            yield row
+
+
+def results_frame(path: Path | str) -> Any:
+    """The rows as a pandas DataFrame, one row per document, counts as `path.count` columns.
+
+    For runs that fit in memory; `iter_results` streams the ones that do not.
+    """
+    import pandas as pd
+
+    records = []
+    for row in iter_results(path):
+        record = row.model_dump(exclude={"counts", "field_scores", "overall"})
+        record.update({f"overall.{key}": getattr(row.overall, key) for key in COUNTS})
+        for field, counts in row.counts.items():
+            record.update({f"{field}.{key}": getattr(counts, key) for key in COUNTS})
+        records.append(record)
+    return pd.DataFrame.from_records(records)

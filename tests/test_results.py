@@ -1,0 +1,135 @@
+"""The compact results file: rows sum to the report's rollups, it streams, and every bad line is named."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from strands_evals import Case
+from strands_evals.evaluators import StructuredOutputSimilarity
+
+from helpers.examples.invoices import Invoice, reference_cases
+from helpers.harness.results import (
+    COUNTS,
+    Counts,
+    ResultRow,
+    ResultsError,
+    ResultsHeader,
+    ResultsWriter,
+    document_counts,
+    iter_results,
+    read_header,
+    results_frame,
+    rows_from_report,
+    sum_counts,
+)
+from helpers.harness.scoring import score_outputs_sync
+
+HEADER = ResultsHeader(schema="helpers.examples.invoices:Invoice")
+
+
+@pytest.fixture(scope="module")
+def report():
+    refs = reference_cases()
+    cases = [Case(name=ref.name, input=ref.broken, expected_output=ref.ground_truth) for ref in refs]
+    cases.append(Case(name="no-truth", input="nothing to compare", expected_output=None))
+    outputs = {ref.name: ref.prediction for ref in refs}
+    outputs["no-truth"] = refs[0].prediction
+    return score_outputs_sync(cases, outputs, StructuredOutputSimilarity(Invoice))
+
+
+def test_summed_counts_equal_report_metrics(report):
+    rows = list(rows_from_report(report))
+    totals = sum_counts(rows)
+    metrics = report.metrics().field_metrics
+    assert set(totals) == set(metrics)
+    for path, values in metrics.items():
+        assert totals[path].model_dump() == {key: values.get(key, 0) for key in COUNTS}, path
+    assert totals["total_amount"] == Counts(tp=4, fd=2, fp=2)
+    assert [row.status for row in rows][-1] == "not_applicable"
+    assert [row.score for row in rows] == report.scores
+    assert [row.test_pass for row in rows] == report.test_passes
+
+
+def test_document_counts_match_row_counts(report):
+    comparison = report.detailed_results[2][0].metadata["comparison"]
+    row = next(row for row in rows_from_report(report) if row.name == report.cases[2]["name"])
+    assert document_counts(comparison) == {path: counts.model_dump() for path, counts in row.counts.items()}
+
+
+def test_round_trip_streams_the_same_rows(report, tmp_path):
+    path = tmp_path / "run.results.jsonl"
+    rows = list(rows_from_report(report))
+    with ResultsWriter(path, HEADER) as writer:
+        for row in rows:
+            writer.write(row)
+    assert writer.count == len(rows)
+    assert read_header(path).schema_ == "helpers.examples.invoices:Invoice"
+    assert json.loads(path.read_text().splitlines()[0])["schema"] == "helpers.examples.invoices:Invoice"
+    assert list(iter_results(path)) == rows
+    frame = results_frame(path)
+    assert list(frame["name"]) == [row.name for row in rows]
+    assert frame["total_amount.tp"].sum() == 4
+
+
+def test_failed_write_leaves_old_file_and_no_temporary(tmp_path):
+    path = tmp_path / "run.results.jsonl"
+    path.write_text("old\n")
+    with pytest.raises(RuntimeError):
+        with ResultsWriter(path, HEADER) as writer:
+            writer.write(ResultRow(name="a", score=1.0, test_pass=True))
+            raise RuntimeError("scoring stopped")
+    assert path.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_repeated_name_is_refused_when_writing(tmp_path):
+    with ResultsWriter(tmp_path / "r.jsonl", HEADER) as writer:
+        writer.write(ResultRow(name="a", score=1.0, test_pass=True))
+        with pytest.raises(ValueError, match="'a' written twice"):
+            writer.write(ResultRow(name="a", score=1.0, test_pass=True))
+
+
+def _file(tmp_path, *lines):
+    path = tmp_path / "bad.jsonl"
+    header = json.dumps(HEADER.model_dump(by_alias=True))
+    path.write_text("\n".join([header, *lines]) + "\n")
+    return path
+
+
+GOOD = json.dumps({"name": "a", "score": 1.0, "test_pass": True})
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("{not json", r"bad.jsonl, line 3: not JSON"),
+        ("[1, 2]", r"line 3: expected a JSON object"),
+        (json.dumps({"name": "b", "test_pass": True}), r"line 3 \(case 'b'\): field score: Field required"),
+        (json.dumps({"name": "b", "score": "high", "test_pass": True}), r"line 3 \(case 'b'\): field score"),
+        (
+            json.dumps({"name": "b", "score": 1, "test_pass": True, "counts": {"x": {"tp": -1}}}),
+            r"field counts.x.tp: Input should be greater than or equal to 0",
+        ),
+        (json.dumps({"name": "b", "score": 1, "test_pass": True, "extra": 1}), r"field extra: Extra inputs"),
+        (GOOD, r"line 3: case 'a' repeats line 2"),
+    ],
+)
+def test_bad_line_names_file_line_and_field(tmp_path, line, message):
+    with pytest.raises(ResultsError, match=message):
+        list(iter_results(_file(tmp_path, GOOD, line)))
+
+
+def test_bad_header_is_refused_with_the_fix(tmp_path):
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps({"overall_score": 0.5}) + "\n")
+    with pytest.raises(ResultsError, match=r"report.json, line 1: field format .*load_report"):
+        list(iter_results(path))
+    path.write_text(json.dumps({**HEADER.model_dump(by_alias=True), "version": 9}) + "\n")
+    with pytest.raises(ResultsError, match="field version is 9"):
+        read_header(path)
+    path.write_text(json.dumps({"format": "structured-output-results", "version": 1}) + "\n")
+    with pytest.raises(ResultsError, match="field schema: Field required"):
+        read_header(path)
+    with pytest.raises(FileNotFoundError, match="missing.jsonl: no results file here"):
+        read_header(tmp_path / "missing.jsonl")
