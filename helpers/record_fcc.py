@@ -57,7 +57,8 @@ def main(
     try:
         for name in REQUIRED_MODULES:
             _require(name, out)
-        from helpers.examples.fcc import FCC_EXCHANGES_DIR, SNAPSHOT_PATH
+        from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR
+        from helpers.examples.fcc.documents import SNAPSHOT_PATH
 
         snapshot = Path(args.snapshot) if args.snapshot else SNAPSHOT_PATH
         exchanges = Path(args.exchanges) if args.exchanges else FCC_EXCHANGES_DIR
@@ -114,7 +115,7 @@ def _model(model_factory: Callable[[], Any] | None, out: TextIO) -> tuple[Any, s
 
 
 def _download(args: argparse.Namespace, out: TextIO):
-    from helpers.examples.fcc import DOCUMENT_COUNT, MAX_LINE_ITEMS, fetch_live
+    from helpers.examples.fcc.documents import DOCUMENT_COUNT, MAX_LINE_ITEMS, fetch_live
     from helpers.services.datasets_server import DatasetsServerClient, DatasetsServerError
 
     client = DatasetsServerClient(args.base_url, timeout=args.timeout, retries=args.retries, backoff=args.backoff)
@@ -139,7 +140,8 @@ def _download(args: argparse.Namespace, out: TextIO):
 
 def _extract(model: Any, model_id: str, document: Any, out: TextIO) -> dict[str, Any]:
     """One live extraction through `RecordingModel`; the fixture data, not yet written."""
-    from helpers.examples.fcc import FccInvoice, exchange_path
+    from helpers.examples.fcc.cassettes import exchange_path
+    from helpers.examples.fcc.schema import FccInvoice
     from helpers.exchanges.recording import capture_structured_output
 
     captured = capture_structured_output(  # one agent per document
@@ -165,7 +167,8 @@ def _commit(source: Any, fixtures: dict[str, dict], snapshot: Path, exchanges: P
 
     Staging first means a full disk or a crash while writing leaves every target as it was.
     """
-    from helpers.examples.fcc import FCC_REQUEST, exchange_path
+    from helpers.examples.fcc.cassettes import exchange_path
+    from helpers.examples.fcc.documents import FCC_REQUEST
     from helpers.exchanges.recording import print_review, read_previous
     from helpers.files import write_text_atomically
     from helpers.services.datasets_server import write_snapshot

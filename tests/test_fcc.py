@@ -16,36 +16,24 @@ from strands.tools.structured_output.structured_output_tool import StructuredOut
 from strands_evals import Case, eval_task
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.examples.fcc import (
+from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR, case_model, exchange_path, load_document_exchange
+from helpers.examples.fcc.documents import (
     DATASET,
     DOCUMENT_COUNT,
-    FCC_EXCHANGES_DIR,
     LIVE_SNAPSHOT_PATH,
     MAX_LINE_ITEMS,
-    MAX_TEXT_CHARS,
-    PROMPT,
     SNAPSHOT_PATH,
-    FccInvoice,
-    FccInvoiceTuned,
-    FccLineItem,
-    FccLineItemTuned,
     LabelError,
-    build_prompt,
-    case_model,
-    date_comparison,
-    exchange_path,
-    exchanges_summary,
     fcc_cases,
     from_snapshot,
-    load_document_exchange,
     load_documents,
-    open_run,
-    progress,
     read_label,
     schema_differences,
     select_documents,
-    source_lines,
 )
+from helpers.examples.fcc.run import exchanges_summary, open_run, progress, source_lines
+from helpers.examples.fcc.schema import MAX_TEXT_CHARS, PROMPT, FccInvoice, FccLineItem, build_prompt
+from helpers.examples.fcc.tuned import FccInvoiceTuned, FccLineItemTuned, date_comparison
 from helpers.exchanges.fixtures import Exchange, FixtureError
 from helpers.harness.scoring import score_task
 from helpers.services.bedrock import CredentialsError

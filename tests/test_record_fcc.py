@@ -20,12 +20,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from helpers import record_fcc
-from helpers.examples.fcc import (
-    FCC_EXCHANGES_DIR,
-    SNAPSHOT_PATH,
-    from_snapshot,
-    load_document_exchange,
-)
+from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR, load_document_exchange
+from helpers.examples.fcc.documents import SNAPSHOT_PATH, from_snapshot
 from helpers.exchanges.fixtures import Exchange
 from helpers.exchanges.replay import ReplayModel
 from helpers.services.datasets_server import SERVICE, read_snapshot
