@@ -11,8 +11,15 @@ from strands.types.exceptions import EventLoopException
 
 from helpers.examples import offline_invoice
 from helpers.examples.invoices import Invoice
-from helpers.exchanges.fixtures import Exchange, load_exchange
-from helpers.exchanges.replay import ReplayExhaustedError, ReplayModel, strands_log, turn_events
+from helpers.exchanges.fixtures import Exchange, load_exchange, prompt_sha256
+from helpers.exchanges.replay import (
+    PromptMismatchError,
+    ReplayExhaustedError,
+    ReplayModel,
+    UnusedTurnsError,
+    strands_log,
+    turn_events,
+)
 
 EXCHANGE = load_exchange(offline_invoice.FIXTURE_PATH, tool_name="Invoice")
 USAGE = {"inputTokens": 10, "outputTokens": 4, "totalTokens": 14}
@@ -29,7 +36,9 @@ def collect(model: ReplayModel, tool_specs=None) -> list[dict]:
 
 
 def with_turns(turns: list[dict], label: str = "test exchange") -> Exchange:
-    return dataclasses.replace(EXCHANGE, source=label, turns=turns)
+    """A copy of the bundled exchange with other turns, bound to no prompt so any prompt replays it."""
+    provenance = {k: v for k, v in EXCHANGE.provenance.items() if k != "prompt_sha256"}
+    return dataclasses.replace(EXCHANGE, source=label, provenance=provenance, turns=turns)
 
 
 def run_agent(model: ReplayModel):
@@ -148,3 +157,30 @@ def test_the_deprecated_structured_output_path_is_refused_with_the_call_to_use()
 
     with pytest.raises(NotImplementedError, match=r"ReplayModel serves the agent loop only; call agent\(prompt"):
         asyncio.run(first_event())
+
+
+def test_the_bundled_exchange_is_bound_to_the_offline_invoice_prompt():
+    assert EXCHANGE.prompt_sha256 == prompt_sha256(offline_invoice.prompt())
+
+
+def test_an_exchange_refuses_a_prompt_it_was_not_recorded_for():
+    model = ReplayModel(EXCHANGE, record_command="make record")
+    with pytest.raises(Exception) as caught:
+        Agent(model=model, callback_handler=None)("another document", structured_output_model=Invoice)
+    error = caught.value if isinstance(caught.value, PromptMismatchError) else caught.value.__cause__
+    assert isinstance(error, PromptMismatchError)
+    assert "data/exchanges/offline_invoice.json" in str(error) and "recorded for another prompt" in str(error)
+    assert "`make record`" in str(error)
+    assert model.turns_used == 0
+
+
+def test_unused_turns_after_the_structured_output_are_reported():
+    turns = EXCHANGE.turns + [{"text": {"chunks": ["Done", "."], "usage": USAGE}}]
+    model = ReplayModel(dataclasses.replace(EXCHANGE, turns=turns), record_command="make record")
+    run_agent(model)
+    assert model.unused_turns == 1
+    with pytest.raises(UnusedTurnsError, match=r"offline_invoice.json: .*finished after turn 1.*records 2 turns"):
+        model.check_finished()
+    complete = ReplayModel(EXCHANGE)
+    run_agent(complete)
+    complete.check_finished()

@@ -5,7 +5,8 @@ names the file, the turn and the field, instead of as a confusing agent loop lat
 
     {
       "provenance": {"model_id": str | null, "hand_authored": bool,
-                     "recorded": ISO time | null, "note": str},
+                     "recorded": ISO time | null, "note": str,
+                     "prompt_sha256": str (optional)},
       "turns": [
         {"toolUse": {"name": str, "toolUseId": str, "inputChunks": [str, ...],
                      "input": {...}, "usage": {"inputTokens": int, "outputTokens": int,
@@ -21,11 +22,17 @@ block whose `chunks` are the streamed text; it lets a conversation that answered
 replay too. A tool-use turn may also carry a `text` block with `chunks` only (the sentence a
 model often writes before calling a tool); it streams first, and the turn's usage stays on
 `toolUse`. Turns are numbered from 1 in every message.
+
+`provenance.prompt_sha256` binds the exchange to the prompt it answered: the sha256 of the exact
+text of the agent's first user message. A replay refuses to answer any other prompt, so an
+exchange recorded for one document cannot silently score another. Cassettes require it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -35,6 +42,8 @@ from helpers.files import DATA_DIR, REPO_ROOT, write_text_atomically
 EXCHANGES_DIR = DATA_DIR / "exchanges"
 USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens")
 PROVENANCE_KEYS = ("model_id", "hand_authored", "recorded", "note")
+PROMPT_HASH_KEY = "prompt_sha256"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class FixtureError(ValueError):
@@ -73,6 +82,11 @@ class Exchange:
             )
         return f"{name}: recorded from {self.provenance['model_id']} at {self.provenance['recorded']}."
 
+    @property
+    def prompt_sha256(self) -> str | None:
+        """The hash of the prompt this exchange answered, when it is bound to one."""
+        return self.provenance.get(PROMPT_HASH_KEY)
+
     def tool_uses(self) -> list[dict[str, Any]]:
         """The `toolUse` block of every tool-use turn, in order."""
         return [turn["toolUse"] for turn in self.turns if "toolUse" in turn]
@@ -109,6 +123,11 @@ def load_exchange(path: Path | str, *, tool_name: str | None = None, record_comm
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}; "
             f"restore it from version control or re-record it with `{record_command}`"
         ) from exc
+    except RecursionError as exc:
+        raise FixtureError(
+            f"{path}: nested too deeply to read; restore it from version control or re-record it "
+            f"with `{record_command}`"
+        ) from exc
     return parse_exchange(data, source=str(path), tool_name=tool_name, record_command=record_command)
 
 
@@ -124,8 +143,16 @@ def parse_exchange(
     if not isinstance(turns, list) or not turns:
         checker.fail("field 'turns' is missing or empty; it must list at least one turn")
     for number, turn in enumerate(turns, start=1):
-        checker.turn(number, turn, tool_name)
+        try:
+            checker.turn(number, turn, tool_name)
+        except RecursionError:
+            checker.fail("holds data nested too deeply to check", number)
     return Exchange(source=source, provenance=dict(data["provenance"]), turns=list(turns))
+
+
+def prompt_sha256(prompt: str) -> str:
+    """The sha256 (hex) of the exact prompt text, as stored in `provenance.prompt_sha256`."""
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
 
 
 def reassemble(chunks: list[str]) -> Any:
@@ -165,6 +192,10 @@ class _Checker:
             self.fail("field 'provenance.hand_authored' must be true or false")
         if not isinstance(provenance["note"], str) or not provenance["note"].strip():
             self.fail("field 'provenance.note' must say where the exchange came from")
+        if PROMPT_HASH_KEY in provenance and not (
+            isinstance(provenance[PROMPT_HASH_KEY], str) and _SHA256.fullmatch(provenance[PROMPT_HASH_KEY])
+        ):
+            self.fail(f"field 'provenance.{PROMPT_HASH_KEY}' must be 64 lowercase hex digits, the sha256 of the prompt")
         if not provenance["hand_authored"]:
             for key in ("model_id", "recorded"):
                 if not isinstance(provenance[key], str) or not provenance[key]:

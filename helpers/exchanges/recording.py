@@ -28,8 +28,8 @@ from strands.models import Model
 from strands.types.exceptions import StructuredOutputException
 from strands.types.streaming import StreamEvent
 
-from helpers.exchanges.fixtures import FixtureError, parse_exchange, save_exchange
-from helpers.exchanges.replay import AgentLoopModel
+from helpers.exchanges.fixtures import PROMPT_HASH_KEY, FixtureError, parse_exchange, prompt_sha256, save_exchange
+from helpers.exchanges.replay import AgentLoopModel, prompt_text
 
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1
@@ -51,11 +51,13 @@ class RecordingModel(AgentLoopModel):
     Attributes:
         inner: The real provider.
         turns: The committed turns, one per completed model call, in fixture format.
+        prompt_sha256: The hash of the first prompt the agent sent, which binds the recording to it.
     """
 
     def __init__(self, inner: Model):
         self.inner = inner
         self.turns: list[dict[str, Any]] = []
+        self.prompt_sha256: str | None = None
 
     def update_config(self, **model_config: Any) -> None:
         self.inner.update_config(**model_config)
@@ -70,6 +72,9 @@ class RecordingModel(AgentLoopModel):
         system_prompt: str | None = None,
         **kwargs: Any,
     ) -> AsyncGenerator[StreamEvent, None]:
+        if self.prompt_sha256 is None:
+            sent = prompt_text(messages)
+            self.prompt_sha256 = prompt_sha256(sent) if sent is not None else None
         turn = _TurnRecorder(len(self.turns) + 1)
         async for event in self.inner.stream(messages, tool_specs, system_prompt, **kwargs):
             turn.observe(event)
@@ -234,6 +239,7 @@ def capture_structured_output(
             "hand_authored": False,
             "recorded": datetime.now(UTC).isoformat(timespec="seconds"),
             "note": note,
+            **({PROMPT_HASH_KEY: recorder.prompt_sha256} if recorder.prompt_sha256 else {}),
             **(extra_provenance or {}),
         },
         "turns": recorder.turns,

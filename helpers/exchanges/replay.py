@@ -4,7 +4,9 @@ Each call to `stream` replays the next recorded turn as the events Bedrock's con
 yields, so the real `Agent` structured-output path (buffering the tool-input fragments,
 parsing them, validating the Pydantic model) runs exactly as it does against the live model.
 A replay that runs out of turns raises at once: an agent that silently loops on a stub looks
-like a passing test while proving nothing.
+like a passing test while proving nothing. An exchange bound to a prompt (`provenance.prompt_sha256`)
+refuses to answer any other prompt, and `check_finished` reports recorded turns the agent never
+asked for, which mean the agent stopped earlier than the recording did.
 """
 
 from __future__ import annotations
@@ -18,11 +20,27 @@ from typing import Any
 from strands.models import Model
 from strands.types.streaming import StreamEvent
 
-from helpers.exchanges.fixtures import Exchange
+from helpers.exchanges.fixtures import Exchange, FixtureError, prompt_sha256
 
 
 class ReplayExhaustedError(RuntimeError):
     """The agent asked for a turn the exchange does not hold."""
+
+
+class PromptMismatchError(FixtureError):
+    """The agent sent a prompt other than the one the exchange was recorded for."""
+
+
+class UnusedTurnsError(FixtureError):
+    """The agent finished before it asked for every recorded turn."""
+
+
+def prompt_text(messages: Any) -> str | None:
+    """The text of the first user message: the prompt an exchange is bound to."""
+    for message in messages or []:
+        if isinstance(message, dict) and message.get("role") == "user":
+            return "".join(block["text"] for block in message.get("content", []) if "text" in block)
+    return None
 
 
 class AgentLoopModel(Model):
@@ -47,11 +65,45 @@ class ReplayModel(AgentLoopModel):
         turns_used: How many recorded turns have been streamed so far.
     """
 
-    def __init__(self, exchange: Exchange):
+    def __init__(self, exchange: Exchange, *, record_command: str | None = None):
         self.exchange = exchange
+        self.record_command = record_command
         self.tool_specs_offered: list[list[dict[str, Any]]] = []
         self.turns_used = 0
         self.config: dict[str, Any] = {"model_id": f"replay of {exchange.label}"}
+
+    @property
+    def unused_turns(self) -> int:
+        """Recorded turns the agent has not asked for (yet)."""
+        return len(self.exchange.turns) - self.turns_used
+
+    def check_finished(self) -> None:
+        """Raise `UnusedTurnsError` if the agent stopped before the recording did."""
+        if self.unused_turns:
+            recorded = len(self.exchange.turns)
+            raise UnusedTurnsError(
+                f"{self.exchange.label}: the agent finished after turn {self.turns_used}, but the exchange "
+                f"records {recorded} turns; turns {self.turns_used + 1} to {recorded} were never replayed "
+                f"(remove them, or {self._fix()} if the agent's behaviour changed)"
+            )
+
+    def _fix(self) -> str:
+        return f"re-record it with `{self.record_command}`" if self.record_command else "re-record the exchange"
+
+    def _check_prompt(self, messages: Any) -> None:
+        expected = self.exchange.prompt_sha256
+        if expected is None:
+            return
+        sent = prompt_text(messages)
+        if sent is None:  # a direct stream call with no conversation (tests) has no prompt to check
+            return
+        actual = prompt_sha256(sent)
+        if actual != expected:
+            raise PromptMismatchError(
+                f"{self.exchange.label}: recorded for another prompt (provenance.prompt_sha256 {expected[:12]}..., "
+                f"the prompt the agent sent hashes to {actual[:12]}...); the exchange belongs to "
+                f"another document or an older prompt: {self._fix()}"
+            )
 
     def update_config(self, **model_config: Any) -> None:
         self.config.update(model_config)
@@ -67,13 +119,15 @@ class ReplayModel(AgentLoopModel):
         **kwargs: Any,
     ) -> AsyncGenerator[StreamEvent, None]:
         """Stream the next recorded turn; raise `ReplayExhaustedError` if there is none."""
+        if self.turns_used == 0:
+            self._check_prompt(messages)
         recorded = len(self.exchange.turns)
         asked = self.turns_used + 1
         if asked > recorded:
             raise ReplayExhaustedError(
                 f"{self.exchange.label}: the agent asked for turn {asked}, but the exchange records "
                 f"{recorded} turn{'s' if recorded != 1 else ''}; the agent wanted another model call the "
-                "recording never made (re-record the exchange if the agent's behaviour changed)"
+                f"recording never made ({self._fix()} if the agent's behaviour changed)"
             )
         self.tool_specs_offered.append(copy.deepcopy(tool_specs or []))
         self.turns_used = asked
