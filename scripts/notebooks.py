@@ -2,10 +2,17 @@
 
     python scripts/notebooks.py run [NOTEBOOK ...]        execute in replay mode, report, write nothing
     python scripts/notebooks.py outputs [NOTEBOOK ...]    execute in replay mode and store the outputs
-    python scripts/notebooks.py normalize [NOTEBOOK ...]  strip run-specific metadata in place
+    python scripts/notebooks.py normalize [NOTEBOOK ...]  strip run-specific metadata from the stored files
 
 `outputs` is the only way stored outputs change. Every run forces replay mode, so no
 notebook touches the network from here; tests compare a fresh run with what is stored.
+
+Each notebook is reported on one line, `ok` or `FAIL` with the reason (a cell that raised, a
+kernel that died, a name that matches no notebook, a file that could not be read or written),
+and the run goes on with the next one. A notebook is written beside itself and renamed over
+the stored file, so a failed write leaves the stored notebook whole.
+
+Exit codes: 0 every notebook passed, 1 at least one failed, 2 bad command line.
 """
 
 from __future__ import annotations
@@ -18,8 +25,9 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
+from helpers.files import write_text_atomically
 from helpers.mode import OFFLINE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,8 +39,12 @@ KERNEL_METADATA = {
 }
 
 
+class NotebookFailed(Exception):
+    """One notebook could not be run or stored; the message is its report line."""
+
+
 def notebooks(names: list[str]) -> list[Path]:
-    """The notebooks named, or every notebook under examples/notebooks."""
+    """The notebooks named (a path, or a name under examples/notebooks), or every notebook there."""
     if not names:
         return sorted(NOTEBOOK_DIR.glob("*.ipynb"))
     return [Path(name) if Path(name).exists() else NOTEBOOK_DIR / name for name in names]
@@ -50,10 +62,40 @@ def normalize(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return notebook
 
 
+def read(path: Path) -> nbformat.NotebookNode:
+    """Read a notebook, or fail with a line that says which and why."""
+    if not path.is_file():
+        available = ", ".join(notebook.name for notebook in notebooks([])) or "none"
+        raise NotebookFailed(f"no such notebook: {path}; the notebooks are: {available}")
+    try:
+        return nbformat.read(path, as_version=4)
+    except Exception as exc:  # nbformat raises several types for a file that is not a notebook
+        raise NotebookFailed(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
+
+
+def store(notebook: nbformat.NotebookNode, path: Path) -> None:
+    """Write beside the stored notebook and rename over it: it is the old file or the new, whole."""
+    text = nbformat.writes(notebook)
+    text = text if text.endswith("\n") else text + "\n"
+    if path.read_bytes() == text.encode("utf-8"):
+        return  # unchanged: leave the file (and its time stamp, which an open editor watches) alone
+    try:
+        write_text_atomically(path, text)
+    except OSError as exc:
+        raise NotebookFailed(f"cannot write {path}: {exc}; the stored notebook is unchanged") from exc
+
+
 def execute(path: Path) -> nbformat.NotebookNode:
     """Run a notebook top to bottom in a fresh kernel, in replay mode, from its own folder."""
     os.environ.update(OFFLINE_ENV)
-    notebook = nbformat.read(path, as_version=4)
+    notebook = read(path)
+    code = [index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
+    running = {"cell": None}
+
+    def where() -> str:
+        index = running["cell"]
+        return f"cell {code.index(index) + 1} of {len(code)}" if index in code else "before its first cell"
+
     client = NotebookClient(
         notebook,
         timeout=TIMEOUT_SECONDS,
@@ -63,19 +105,34 @@ def execute(path: Path) -> nbformat.NotebookNode:
         extra_arguments=["--IPKernelApp.log_level=ERROR"],
         record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
+        on_cell_start=lambda cell, cell_index: running.update(cell=cell_index),
     )
-    client.execute()
+    try:
+        client.execute()
+    except CellTimeoutError as exc:
+        raise NotebookFailed(f"{where()} ran longer than {TIMEOUT_SECONDS} s") from exc
+    except CellExecutionError as exc:
+        raise NotebookFailed(f"{where()} raised {exc.ename}: {exc.evalue}") from exc
+    except DeadKernelError as exc:
+        raise NotebookFailed(f"the kernel died in {where()} (a crash, os._exit or out of memory)") from exc
+    except Exception as exc:  # a kernel that cannot start, a broken kernelspec: still one notebook's failure
+        raise NotebookFailed(f"{where()}: {type(exc).__name__}: {exc}") from exc
     return normalize(notebook)
 
 
-def failing_cell(path: Path, error: CellExecutionError) -> str:
-    """The 1-based number of the code cell whose source the error quotes, for the message."""
-    notebook = nbformat.read(path, as_version=4)
-    code = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
-    for number, source in enumerate(code, start=1):
-        if source and source.strip() in str(error):
-            return f"{number} of {len(code)}"
-    return "?"
+def process(command: str, path: Path) -> str:
+    """Run one command on one notebook and return its report line; raise NotebookFailed."""
+    if command == "normalize":
+        store(normalize(read(path)), path)
+        return f"ok   {path.name}: normalized"
+    started = time.perf_counter()
+    executed = execute(path)
+    seconds = time.perf_counter() - started
+    if command == "outputs":
+        store(executed, path)
+    cells = sum(cell.cell_type == "code" for cell in executed.cells)
+    verb = "stored" if command == "outputs" else "ran"
+    return f"ok   {path.name}: {verb} {cells} code cells in {seconds:.1f} s (replay mode)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,22 +142,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     failed = 0
     for path in notebooks(args.notebook):
-        if args.command == "normalize":
-            nbformat.write(normalize(nbformat.read(path, as_version=4)), path)
-            continue
-        started = time.perf_counter()
         try:
-            executed = execute(path)
-        except CellExecutionError as exc:
+            line = process(args.command, path)
+        except NotebookFailed as exc:
             failed += 1
-            print(f"FAIL {path.name}: cell {failing_cell(path, exc)} raised {exc.ename}: {exc.evalue}")
-            continue
-        seconds = time.perf_counter() - started
-        if args.command == "outputs":
-            nbformat.write(executed, path)
-        cells = sum(cell.cell_type == "code" for cell in executed.cells)
-        verb = "stored" if args.command == "outputs" else "ran"
-        print(f"ok   {path.name}: {verb} {cells} code cells in {seconds:.1f} s (replay mode)")
+            line = f"FAIL {path.name}: {exc}"
+        print(line, flush=True)
+    if failed:
+        print(f"{failed} of {len(notebooks(args.notebook))} notebooks failed", flush=True)
     return 1 if failed else 0
 
 

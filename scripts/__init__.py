@@ -1,0 +1,1 @@
+"""Command-line scripts behind the Makefile (importable so tests run them in process)."""
