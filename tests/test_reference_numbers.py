@@ -110,23 +110,75 @@ def test_date_typed_str_forgives_a_wrong_month_that_date_does_not():
 
 def test_weighted_invoice_fails_a_wrong_total_the_uniform_one_passes(similarity, score_reference):
     weighted = score_reference(StructuredOutputSimilarity(WeightedInvoice), reference_cases())
-    assert [round(score, 3) for score in weighted.scores] == [1.0, 1.0, 0.667, 0.667, 0.944, 0.0]
+    assert [round(score, 3) for score in weighted.scores] == [1.0, 1.0, 0.667, 0.667, 0.944, 0.014]
     assert weighted.test_passes == [True, True, False, False, True, False]
     assert similarity.test_passes[2] is True
+    # Only the weights differ: every field scores as it does under Invoice.
+    for uniform, heavy in zip(similarity.per_case(), weighted.per_case(), strict=True):
+        assert heavy["field_scores"] == pytest.approx(uniform["field_scores"]), uniform["case"]
 
 
-def test_weighted_invoice_configures_what_explain_infers_for_invoice():
+def without_weights_and_names(config: dict) -> dict:
+    """A `to_stickler_config()` export with the weights and the class names taken out."""
+    kept = {key: value for key, value in config.items() if key not in ("weight", "model_name")}
+    if "fields" in kept:
+        kept["fields"] = {name: without_weights_and_names(field) for name, field in kept["fields"].items()}
+    return kept
+
+
+def test_weighted_invoice_configures_exactly_what_eval_for_infers_for_invoice():
+    import stickler
+
+    inferred = stickler.eval_for(Invoice).eval_model.to_stickler_config()
+    configured = WeightedInvoice.to_stickler_config()
+    assert without_weights_and_names(configured) == without_weights_and_names(inferred)
+    description = inferred["fields"]["line_items"]["fields"]["description"]
+    assert description["comparator_config"]["method"] == "token_set_ratio"
+    assert description["clip_under_threshold"] is False
+    assert {name: field["weight"] for name, field in configured["fields"].items() if field["weight"] != 1.0} == {
+        "invoice_date": 3.0,
+        "total_amount": 3.0,
+    }
+    required = {name for name, field in Invoice.model_fields.items() if field.is_required()}
+    assert {name for name, field in WeightedInvoice.model_fields.items() if field.is_required()} == required
+
+
+def test_weighted_invoice_explain_equals_invoices_apart_from_weights_and_the_list_label():
     inferred = StructuredOutputSimilarity(Invoice).explain()
     configured = StructuredOutputSimilarity(WeightedInvoice).explain()
-    # explain() names ComparableField's default comparator for a list of models, though the
-    # list is still paired by Hungarian matching (the extra-line score above shows it).
-    for path in set(inferred) - {"line_items"}:
-        assert configured[path]["comparator"] == inferred[path]["comparator"], path
-        assert configured[path]["threshold"] == inferred[path]["threshold"], path
+    keys = ("comparator", "threshold", "clip_under_threshold")
+    differ = {path for path in inferred if any(configured[path][key] != inferred[path][key] for key in keys)}
+    # For a list of models, explain() names ComparableField's unused default; the list is still
+    # paired by Hungarian matching at the element's match_threshold (the item scores above show it).
+    assert differ == {"line_items"}
+    assert configured["line_items"]["comparator"] == "LevenshteinComparator"
     assert {path: entry["weight"] for path, entry in configured.items() if entry["weight"] != 1.0} == {
         "invoice_date": 3.0,
         "total_amount": 3.0,
     }
+
+
+def test_weighted_invoice_date_is_a_date_compared_as_one():
+    from pydantic import ValidationError
+
+    perfect = reference_cases()[0].ground_truth
+    month_off = perfect.model_copy(update={"invoice_date": perfect.invoice_date.replace(month=2)})
+    case = EvaluationData(input="", actual_output=month_off, expected_output=perfect)
+    result = StructuredOutputSimilarity(WeightedInvoice).evaluate(case)[0]
+    assert result.metadata["field_scores"]["invoice_date"] == 0.0
+    with pytest.raises(ValidationError, match="invoice_date"):
+        WeightedInvoice.model_validate({**perfect.model_dump(), "invoice_date": "not a date"})
+
+
+def test_a_wrong_description_scores_its_item_the_same_under_both_models():
+    perfect = reference_cases()[0].ground_truth
+    item = perfect.line_items[0].model_copy(update={"description": "Cable management kit"})
+    wrong_description = perfect.model_copy(update={"line_items": [item]})
+    case = EvaluationData(input="", actual_output=wrong_description, expected_output=perfect)
+    uniform = StructuredOutputSimilarity(Invoice).evaluate(case)[0].metadata["field_scores"]["line_items"]
+    weighted = StructuredOutputSimilarity(WeightedInvoice).evaluate(case)[0].metadata["field_scores"]["line_items"]
+    assert weighted == pytest.approx(uniform)
+    assert 0.7 <= uniform < 1.0
 
 
 def test_fuzzy_equals_column_of_the_side_by_side(score_reference):

@@ -11,9 +11,9 @@ import json
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
 from stickler import (
     ComparableField,
     DateComparator,
@@ -92,12 +92,25 @@ class Receipt(BaseModel):
 # What `eval_for` infers for a float amount: within 0.1% of the expected value.
 AMOUNT_COMPARATOR = NumericComparator(relative_tolerance=0.001)
 
+# A date validated as a date, then held as its ISO text. stickler's comparison engine hands a
+# field's comparator only `str`, `int` and `float` values; a `date` object is scored 0 as a
+# type mismatch without reaching `DateComparator`. `eval_for(Invoice)` does the same: its
+# generated model holds `invoice_date` as ISO text. Unlike a plain `str`, this still refuses
+# text that is not a date, and the comparator that scores it is `DateComparator`.
+IsoDate = Annotated[date, AfterValidator(date.isoformat)]
+
 
 class WeightedLineItem(StructuredModel):
-    """`LineItem` configured explicitly, as `eval_for` would infer it."""
+    """`LineItem` configured explicitly, exactly as `eval_for` infers it for `LineItem`."""
+
+    # Hungarian matching pairs two items when their similarity reaches this (eval_for's default).
+    match_threshold: ClassVar[float] = 0.7
 
     sku: str | None = ComparableField(comparator=ExactComparator(), threshold=1.0, default=None)
-    description: str | None = ComparableField(comparator=FuzzyComparator(), threshold=0.6, default=None)
+    # Free text keeps partial credit: token-set similarity, not clipped under its threshold.
+    description: str | None = ComparableField(
+        comparator=FuzzyComparator(method="token_set_ratio"), threshold=0.6, clip_under_threshold=False, default=None
+    )
     unit_price: float | None = ComparableField(comparator=AMOUNT_COMPARATOR, threshold=0.95, default=None)
 
 
@@ -105,16 +118,19 @@ class WeightedInvoice(StructuredModel):
     """`Invoice` with the fields an invoice always has weighted three times as heavily.
 
     A `StructuredModel` is used as configured, so every field states its comparator; the
-    choices copy what `explain()` shows for `Invoice`, and only the weights differ. The date
-    is typed `str` here because both sides reach the comparator as their JSON form, and
-    `DateComparator` parses the ISO text itself.
+    choices copy what `eval_for` infers for `Invoice` (tests check it field by field), and only
+    the weights differ.
     """
 
-    invoice_id: str = ComparableField(comparator=ExactComparator(), threshold=1.0, weight=1.0)
-    vendor_name: str = ComparableField(comparator=LevenshteinComparator(), threshold=0.85, weight=1.0)
-    invoice_date: str | None = ComparableField(comparator=DateComparator(), threshold=0.95, weight=3.0, default=None)
+    match_threshold: ClassVar[float] = 0.7
+
+    invoice_id: str = ComparableField(comparator=ExactComparator(), threshold=1.0, weight=1.0, default=...)
+    vendor_name: str = ComparableField(comparator=LevenshteinComparator(), threshold=0.85, weight=1.0, default=...)
+    invoice_date: IsoDate | None = ComparableField(
+        comparator=DateComparator(), threshold=0.95, weight=3.0, default=None
+    )
     total_amount: float | None = ComparableField(comparator=AMOUNT_COMPARATOR, threshold=0.95, weight=3.0, default=None)
-    line_items: list[WeightedLineItem] = ComparableField(weight=1.0)
+    line_items: list[WeightedLineItem] = ComparableField(weight=1.0, default=...)
 
 
 SCHEMAS: dict[str, type[BaseModel]] = {"Invoice": Invoice, "SparseInvoice": SparseInvoice}
