@@ -1,0 +1,152 @@
+"""What a worker runs: one batch of documents scored through the one-process harness.
+
+A batch travels as plain JSON-shaped data (case fields, expected and actual outputs), not as
+pickled model instances: a worker, local or on another machine, then needs only the schema's
+`module:Class` to rebuild the instances, and never has to unpickle a class from a module it
+cannot import by name. In the worker the evaluator is rebuilt from that path (once per
+process) and the batch is scored by `helpers.harness.scoring.score_outputs`, the same
+`Experiment(..., report_cls=StructuredOutputReport)` a single process runs, so every row, reason
+and raw comparison is the one a single process would produce.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from strands_evals import Case
+from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSimilarity
+
+from helpers.harness.results import ResultRow, row_from_case, rows_from_report
+from helpers.harness.schema import load_schema
+from helpers.harness.scoring import score_outputs
+
+INSTANCE = "instance"  # the value was an instance of the schema: rebuild it in the worker
+AS_IS = "as_is"  # anything else (a dict, a string, None): handed over unchanged
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """How a worker rebuilds the evaluator: the schema as `module:Class` and its settings."""
+
+    schema: str
+    match_threshold: float = 0.7
+    directory: str | None = None  # where the driver found the schema module; searched first
+
+    def model(self) -> type[BaseModel]:
+        return _schema(self.schema, self.directory)
+
+    def evaluator(self) -> StructuredOutputSimilarity:
+        return _evaluator(self)
+
+
+@lru_cache(maxsize=8)
+def _schema(spec: str, directory: str | None) -> type[BaseModel]:
+    usable = directory if directory is not None and Path(directory).is_dir() else None
+    return load_schema(spec, directory=usable)
+
+
+@lru_cache(maxsize=8)
+def _evaluator(scorer: Scorer) -> StructuredOutputSimilarity:
+    return StructuredOutputSimilarity(scorer.model(), match_threshold=scorer.match_threshold)
+
+
+def pack(value: Any, schema: type[BaseModel]) -> tuple[str, Any]:
+    """One output in its travelling form: an instance of `schema` as its JSON, anything else as is."""
+    if isinstance(value, schema):
+        return INSTANCE, value.model_dump(mode="json")
+    if isinstance(value, BaseModel):
+        return AS_IS, value.model_dump(mode="json")
+    return AS_IS, value
+
+
+def unpack(packed: tuple[str, Any], schema: type[BaseModel]) -> Any:
+    kind, value = packed
+    return schema.model_validate(value) if kind == INSTANCE else value
+
+
+@dataclass
+class Batch:
+    """Consecutive documents of a run: case fields and both outputs, in their travelling form."""
+
+    index: int
+    cases: list[dict[str, Any]] = field(default_factory=list)
+    expected: list[tuple[str, Any]] = field(default_factory=list)
+    outputs: list[tuple[str, Any]] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        return [case["name"] for case in self.cases]
+
+    def add(self, case: Case, output: Any, schema: type[BaseModel]) -> None:
+        self.cases.append(case.model_dump(mode="json", exclude={"expected_output"}))
+        self.expected.append(pack(case.expected_output, schema))
+        self.outputs.append(pack(output, schema))
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+
+@dataclass
+class BatchResult:
+    """What comes back: the batch's report (when the driver keeps one) and one row per document."""
+
+    index: int
+    rows: list[ResultRow]
+    report: StructuredOutputReport | None = None
+
+
+def score_batch(scorer: Scorer, batch: Batch, keep_report: bool) -> BatchResult:
+    """Score one batch in this process (the function every engine runs).
+
+    A case the harness cannot score comes back scored 0 with its reason, as in one process;
+    an error outside the harness (the schema does not import here) propagates, and the driver
+    names every case of the batch.
+    """
+    schema = scorer.model()
+    cases, outputs = [], {}
+    for fields, expected, output in zip(batch.cases, batch.expected, batch.outputs, strict=True):
+        case = Case.model_validate({**fields, "expected_output": unpack(expected, schema)})
+        cases.append(case)
+        outputs[case.name] = unpack(output, schema)
+    report = asyncio.run(score_outputs(cases, outputs, scorer.evaluator()))
+    return BatchResult(batch.index, list(rows_from_report(report)), report if keep_report else None)
+
+
+def failed_batch(batch: Batch, scorer: Scorer, problem: str, keep_report: bool) -> BatchResult:
+    """The result of a batch that could not be scored: every case scored 0, named, with the reason.
+
+    The report rows take the shape the harness gives a case whose task raised: score 0, not
+    passed, the reason, and no evaluator rows.
+    """
+    reason = f"An error occurred: could not be scored ({problem})"
+    rows = [row_from_case(case_name, 0.0, False, reason, []) for case_name in batch.names]
+    report = None
+    if keep_report:
+        count = len(batch)
+        evaluator = scorer.evaluator()
+        tags = {"evaluator": evaluator.get_name(), "evaluator_type": evaluator.get_type_name()}
+        report = StructuredOutputReport(
+            overall_score=0.0,
+            scores=[0.0] * count,
+            test_passes=[False] * count,
+            cases=[{**case, **tags} for case in _failed_cases(batch, scorer)],
+            reasons=[reason] * count,
+            detailed_results=[[] for _ in range(count)],
+            diagnoses=[None] * count,
+            recommendations=[None] * count,
+        )
+    return BatchResult(batch.index, rows, report)
+
+
+def _failed_cases(batch: Batch, scorer: Scorer) -> Sequence[dict[str, Any]]:
+    schema = scorer.model()
+    return [
+        Case.model_validate({**fields, "expected_output": unpack(expected, schema)}).model_dump()
+        for fields, expected in zip(batch.cases, batch.expected, strict=True)
+    ]
