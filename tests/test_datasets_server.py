@@ -1,18 +1,15 @@
 """The datasets-server client against a real HTTP server on 127.0.0.1, and its snapshot.
 
-The server is scripted per request: serve a page, answer an error status, stall past the
-client's timeout, or drop the connection. Timeouts and backoff are tiny so every test ends
-in well under a second.
+The server (`tests/servers/datasets.py`) is scripted per request: serve a page, answer an error
+status, stall, trickle, break the body, redirect, or drop the connection. Timeouts and backoff
+are tiny so every test ends in well under a second.
 """
 
 from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -20,6 +17,7 @@ from helpers.services.datasets_server import (
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
     SERVICE,
+    TOKEN_ANY_HOST_ENV,
     DatasetsServerClient,
     DatasetsServerError,
     RowsRequest,
@@ -28,83 +26,22 @@ from helpers.services.datasets_server import (
     read_snapshot,
     resolve_base_url,
     snapshot_rows,
+    token_allowed,
     write_snapshot,
 )
+from tests.servers.datasets import DatasetsServer
+from tests.servers.tls import serve_https
 
-FEATURES = [{"feature_idx": 0, "name": "id", "type": {"dtype": "string", "_type": "Value"}}]
 REQUEST = RowsRequest("owner/data", "default", "test", page_length=2)
-
-
-class FakeServer:
-    """A threaded HTTP server whose answers follow a script, one step per request."""
-
-    def __init__(self, total_rows: int = 5) -> None:
-        self.total_rows = total_rows
-        self.script: list[tuple] = []
-        self.requests: list[dict] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-                query = {k: v[0] for k, v in parse_qs(urlparse(self.path).query).items()}
-                fake.requests.append({"query": query, "auth": self.headers.get("Authorization")})
-                step = fake.script.pop(0) if fake.script else ("page",)
-                if step[0] == "drop":
-                    self.close_connection = True
-                    self.connection.shutdown(socket.SHUT_RDWR)
-                    return
-                if step[0] == "sleep":
-                    time.sleep(step[1])
-                    step = ("page",)
-                if step[0] == "page":
-                    self.reply(200, fake.page(int(query["offset"]), int(query["length"])))
-                else:
-                    self.reply(step[1], step[2], step[3] if len(step) > 3 else {})
-
-            def reply(self, status: int, body, headers: dict | None = None) -> None:
-                data = body if isinstance(body, bytes) else json.dumps(body).encode()
-                try:
-                    self.send_response(status)
-                    for key, value in (headers or {}).items():
-                        self.send_header(key, value)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout) before the answer
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        # A short poll interval so shutdown() returns at once rather than after 0.5 s.
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-
-    def page(self, offset: int, length: int) -> dict:
-        end = min(offset + length, self.total_rows)
-        rows = [{"row_idx": i, "row": {"id": f"doc-{i}"}, "truncated_cells": []} for i in range(offset, end)]
-        return {
-            "features": FEATURES,
-            "rows": rows,
-            "num_rows_total": self.total_rows,
-            "num_rows_per_page": 100,
-            "partial": False,
-        }
 
 
 @pytest.fixture
 def server():
-    fake = FakeServer()
-    fake.thread.start()
-    yield fake
-    fake.server.shutdown()
-    fake.server.server_close()
+    with DatasetsServer() as fake:
+        yield fake
 
 
-def client_for(server: FakeServer, **kwargs) -> DatasetsServerClient:
+def client_for(server: DatasetsServer, **kwargs) -> DatasetsServerClient:
     options = {"timeout": 0.3, "retries": 2, "backoff": 0.01, "token": ""}
     options.update(kwargs)
     return DatasetsServerClient(server.url, **options)
@@ -150,7 +87,7 @@ def test_429_and_every_5xx_are_retried(server, status):
 
 def test_backoff_doubles_is_capped_and_honours_retry_after(server, monkeypatch):
     waits: list[float] = []
-    monkeypatch.setattr("helpers.services.datasets_server.time.sleep", waits.append)
+    monkeypatch.setattr("helpers.services.datasets_server.pause", lambda seconds, stop: waits.append(seconds))
     server.script = [("status", 503, {"error": "busy"})] * 5
     with pytest.raises(DatasetsServerError, match="attempt 5 of 5"):
         client_for(server, retries=4, backoff=1.0, max_backoff=3.0).rows(REQUEST, 0)
@@ -233,16 +170,6 @@ def test_malformed_page_raises_a_clear_error(server, body, fragment):
         client_for(server).rows(REQUEST, 0)
 
 
-def test_token_is_sent_from_the_environment_and_never_written(server, monkeypatch, tmp_path):
-    monkeypatch.setenv("HF_TOKEN", "hf_secret_value")
-    client = DatasetsServerClient(server.url, timeout=0.3, backoff=0.01)
-    fetched: list = []
-    list(live_rows(client, REQUEST, fetched))
-    assert server.requests[0]["auth"] == "Bearer hf_secret_value"
-    path = write_snapshot(tmp_path / "snap.json", REQUEST, fetched, {"hand_authored": False})
-    assert "hf_secret_value" not in path.read_text()
-
-
 def test_base_url_from_argument_then_environment_then_default(monkeypatch):
     monkeypatch.delenv(BASE_URL_ENV, raising=False)
     assert resolve_base_url() == DEFAULT_BASE_URL
@@ -252,7 +179,7 @@ def test_base_url_from_argument_then_environment_then_default(monkeypatch):
 
 
 def test_snapshot_round_trip_replays_without_opening_a_socket(tmp_path, no_network):
-    served = FakeServer(total_rows=3)  # never started: its pages are built in memory
+    served = DatasetsServer(total_rows=3)  # never started: its pages are built in memory
     pages = [served.page(0, 2), served.page(2, 2)]
     path = write_snapshot(tmp_path / "snap.json", REQUEST, pages, {"hand_authored": False})
     snapshot = read_snapshot(path)
@@ -273,7 +200,7 @@ def test_missing_snapshot_names_the_record_command(tmp_path):
 
 
 def test_snapshot_shorter_than_needed_says_so(tmp_path):
-    page = FakeServer(total_rows=5).page(0, 2)
+    page = DatasetsServer(total_rows=5).page(0, 2)
     path = write_snapshot(tmp_path / "snap.json", REQUEST, [page], {})
     rows = snapshot_rows(read_snapshot(path))
     assert len([next(rows), next(rows)]) == 2
@@ -294,3 +221,216 @@ def test_malformed_snapshot_names_the_file_and_field(tmp_path):
 def test_page_length_above_the_server_limit_is_refused():
     with pytest.raises(ValueError, match="between 1 and 100"):
         RowsRequest("d", "c", "s", page_length=101)
+
+
+# --- secrets -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "any_host", "allowed"),
+    [
+        ("https://datasets-server.huggingface.co", False, True),
+        ("https://huggingface.co", False, True),
+        ("https://HuggingFace.co.", False, True),
+        ("https://huggingface.co.evil.example", False, False),
+        ("https://evilhuggingface.co", False, False),
+        ("http://datasets-server.huggingface.co", False, False),
+        ("https://mirror.example", False, False),
+        ("https://mirror.example", True, True),
+        ("http://mirror.example", True, False),
+    ],
+)
+def test_a_token_goes_only_to_hugging_face_over_https_unless_opted_in(url, any_host, allowed):
+    assert token_allowed(url, any_host) is allowed
+
+
+def test_the_token_is_withheld_from_another_host_and_the_401_says_how_to_opt_in(server, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_value")
+    monkeypatch.setenv(TOKEN_ANY_HOST_ENV, "1")  # even opted in: never over plain http
+    server.script = [("status", 401, {"error": "Unauthorized"})]
+    with pytest.raises(DatasetsServerError, match=f"HF_TOKEN is set but was not sent.*{TOKEN_ANY_HOST_ENV}=1"):
+        DatasetsServerClient(server.url, timeout=0.3, backoff=0.01).rows(REQUEST, 0)
+    assert server.requests[0]["auth"] is None
+
+
+def test_the_token_reaches_an_https_host_the_user_opted_in_for_and_is_never_written(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_value")
+    with DatasetsServer() as fake:
+        cert = serve_https(fake.server, tmp_path)
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert))
+        url = fake.url.replace("http://", "https://")
+        fetched: list = []
+        list(live_rows(DatasetsServerClient(url, timeout=2, backoff=0.01), REQUEST, fetched))
+        assert fake.requests[0]["auth"] is None  # not a Hugging Face host, not opted in
+        monkeypatch.setenv(TOKEN_ANY_HOST_ENV, "1")
+        list(live_rows(DatasetsServerClient(url, timeout=2, backoff=0.01), REQUEST, fetched))
+        assert fake.requests[-1]["auth"] == "Bearer hf_secret_value"
+    path = write_snapshot(tmp_path / "snap.json", REQUEST, fetched, {"hand_authored": False})
+    assert "hf_secret_value" not in path.read_text()
+
+
+def test_credentials_and_queries_in_urls_are_never_stored_or_printed(tmp_path):
+    with socket.socket() as probe:  # nobody listens: the request fails and its message is printed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = DatasetsServerClient(f"https://user:s3cret@127.0.0.1:{port}/api", timeout=0.2, retries=0)
+    assert client.base_url == f"https://127.0.0.1:{port}/api"
+    with pytest.raises(DatasetsServerError) as caught:
+        client.rows(REQUEST, 0)
+    assert "s3cret" not in str(caught.value) and "user" not in str(caught.value)
+    provenance = {"source": f"{SERVICE} https://user:s3cret@mirror.example/rows?token=s3cret", "note": "n"}
+    text = write_snapshot(tmp_path / "snap.json", REQUEST, [], provenance).read_text()
+    assert "s3cret" not in text and "https://mirror.example/rows" in text
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("ftp://mirror.example", "scheme must be http or https"),
+        ("mirror.example", "scheme must be http or https"),
+        ("http://", "names no host"),
+        ("http://mirror.example:port", "does not parse"),
+        ("http://mirror.example/?token=s3cret", "query string"),
+        ("http://user:s3cret@mirror.example", "sent in clear"),
+    ],
+)
+def test_a_malformed_base_url_is_a_clear_error_naming_the_setting(monkeypatch, url, problem):
+    monkeypatch.setenv(BASE_URL_ENV, url)
+    with pytest.raises(ValueError, match=f"{BASE_URL_ENV}=.*{problem}") as caught:
+        DatasetsServerClient()
+    assert "s3cret" not in str(caught.value)
+    with pytest.raises(ValueError, match=f"base_url=.*{problem}"):
+        DatasetsServerClient(url)
+
+
+# --- bounded waits, sizes and transport errors ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("timeout", 0),
+        ("timeout", -1),
+        ("timeout", 301),
+        ("timeout", float("nan")),
+        ("timeout", "5"),
+        ("retries", -1),
+        ("retries", 11),
+        ("retries", 1.5),
+        ("retries", True),
+        ("backoff", -0.1),
+        ("backoff", 61),
+        ("max_pages", 0),
+        ("deadline", float("inf")),
+    ],
+)
+def test_an_out_of_range_setting_is_a_value_error_naming_it(setting, value):
+    with pytest.raises(ValueError, match=f"{setting}=.* is out of range: {setting} must be"):
+        DatasetsServerClient("http://127.0.0.1:9", **{setting: value})
+
+
+def test_a_trickling_server_cannot_hold_the_caller_past_the_request_deadline(server):
+    server.script = [("trickle", 0.05)]  # each read arrives well inside the socket timeout
+    client = client_for(server, timeout=0.3, request_deadline=0.5)
+    started = time.monotonic()
+    with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*no complete answer within 0.5 s"):
+        client.rows(REQUEST, 0)
+    assert time.monotonic() - started < 2.0
+
+
+def test_the_whole_download_has_a_deadline(server):
+    server.total_rows = 1000
+    server.script = [("sleep", 0.15)] * 20
+    client = client_for(server, timeout=0.5, deadline=0.4)
+    with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*(0.4 s deadline|no complete answer)"):
+        list(client.pages(REQUEST))
+    assert len(server.requests) <= 4
+
+
+def test_the_number_of_pages_is_capped(server):
+    server.total_rows = 10**9  # a server that claims an endless split
+    with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*after 3 pages.*raise max_pages"):
+        list(client_for(server, max_pages=3).pages(REQUEST))
+    assert len(server.requests) == 3
+
+
+def test_a_response_inflating_past_the_cap_is_refused_without_a_retry(server):
+    bomb = b'{"features": [], "rows": [], "pad": "' + b"0" * 4_000_000 + b'"}'
+    server.script = [("gzip", bomb)]
+    with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*larger than 1048576 bytes"):
+        client_for(server, max_bytes=2**20).rows(REQUEST, 0)
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("step", ["cut", "bad-chunk", "not-gzip"])
+def test_a_body_broken_after_the_headers_is_retried(server, step):
+    server.script = [(step,), ("page",)]
+    assert len(client_for(server).rows(REQUEST, 0)["rows"]) == 2
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("step", ["cut", "bad-chunk", "not-gzip", "drop"])
+def test_a_body_broken_every_time_ends_as_the_service_error_within_the_bound(server, step):
+    server.script = [(step,)] * 3
+    with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*unreachable after 3 attempts.*{BASE_URL_ENV}"):
+        client_for(server).rows(REQUEST, 0)
+    assert len(server.requests) == 3
+
+
+def test_a_redirect_loop_ends_as_the_service_error(server):
+    server.script = [("redirect",)] * 20
+    with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*redirect loop.*{BASE_URL_ENV}"):
+        client_for(server).rows(REQUEST, 0)
+    assert len(server.requests) <= 10
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (
+            json.dumps({"features": [], "rows": [{"row_idx": "0", "row": {}}], "num_rows_total": 1}).encode(),
+            r"rows\[0\].row_idx is '0'",
+        ),
+        (
+            json.dumps({"features": [], "rows": [{"row_idx": True, "row": {}}], "num_rows_total": 1}).encode(),
+            r"rows\[0\].row_idx is True",
+        ),
+        (json.dumps({"features": [], "rows": [], "num_rows_total": -1}).encode(), "negative"),
+    ],
+)
+def test_a_hostile_page_is_a_clear_error_naming_the_page(server, body, fragment):
+    server.script = [("status", 200, body)]
+    with pytest.raises(DatasetsServerError, match=f"offset 0.*{fragment}"):
+        client_for(server).rows(REQUEST, 0)
+
+
+# --- snapshot loaders ----------------------------------------------------------------------
+
+
+def test_a_snapshot_that_is_not_utf8_or_nested_too_deeply_names_the_file(tmp_path):
+    path = tmp_path / "snap.json"
+    path.write_bytes(b'{"provenance": {"note": "caf\xe9"}}')
+    with pytest.raises(SnapshotError, match="snap.json: not UTF-8 text.*make record-fcc"):
+        read_snapshot(path)
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(SnapshotError, match="snap.json: the JSON is nested too deeply"):
+        read_snapshot(path)
+
+
+def test_a_snapshot_serving_a_row_twice_is_refused_by_row_idx(tmp_path):
+    pages = [DatasetsServer(total_rows=4).page(0, 2), DatasetsServer(total_rows=4).page(1, 2)]
+    path = write_snapshot(tmp_path / "snap.json", REQUEST, pages, {})
+    with pytest.raises(SnapshotError, match=r"snap.json: pages\[1\] serves row_idx 1 again \(first in pages\[0\]\)"):
+        read_snapshot(path)
+
+
+def test_a_snapshot_with_no_page_or_a_bad_row_idx_says_so(tmp_path):
+    path = write_snapshot(tmp_path / "snap.json", REQUEST, [], {})
+    with pytest.raises(SnapshotError, match="snap.json: holds no page of rows"):
+        read_snapshot(path)
+    page = DatasetsServer(total_rows=1).page(0, 1)
+    page["rows"][0]["row_idx"] = 0.5
+    path = write_snapshot(tmp_path / "snap.json", REQUEST, [page], {})
+    with pytest.raises(SnapshotError, match=r"pages\[0\].*rows\[0\].row_idx is 0.5"):
+        read_snapshot(path)
