@@ -137,7 +137,7 @@ def check_base_url(url: str, setting: str = BASE_URL_ENV) -> None:
             problem = "it contains white space"
         elif parts.query or parts.fragment:
             problem = "it must not carry a query string or fragment"
-        elif parts.password and parts.scheme != "https":
+        elif (parts.username or parts.password) and parts.scheme != "https":
             problem = "credentials in it would be sent in clear over http; use https"
     if problem:
         raise ValueError(
@@ -404,7 +404,7 @@ class DatasetsServerClient:
     def _fetch(self, params: dict[str, Any], stop: threading.Event, answer: _Answer) -> None:
         """Run in a worker thread: the request with its retries, the body read under the cap."""
         policy: Retry = self._policy(stop)
-        url = f"{self._root()}/rows"
+        url = f"{self.base_url}/rows"  # credentials in the base URL travel as `auth`, not in the URL
         try:
             while True:
                 session = self._session(policy)
@@ -429,10 +429,6 @@ class DatasetsServerClient:
             answer.attempts = max(1, len(latest[0].history))  # one failed attempt per entry
         finally:
             answer.done.set()
-
-    def _root(self) -> str:
-        """The base URL requests go to: the redacted one (credentials travel as `auth`)."""
-        return self.base_url
 
     def _body(self, response: requests.Response, stop: threading.Event) -> bytes:
         """The decompressed body, read in chunks and refused past `max_bytes`."""
