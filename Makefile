@@ -59,7 +59,7 @@ check-outputs: $(STAMP) ## Normalize notebook metadata and fail if that changed 
 	git diff --exit-code -- $(NOTEBOOKS)
 
 record: $(STAMP) ## Re-record the offline invoice exchange against Bedrock (needs AWS_PROFILE)
-	$(BIN)/python -m helpers.record
+	$(BIN)/python -m helpers.record --schema helpers.examples.invoices:Invoice --cases data/invoices/offline_invoice.jsonl --task helpers.examples.offline_invoice:task --cassettes data/exchanges
 
 record-fcc: $(STAMP) ## Re-record the FCC snapshot and extractions live (needs AWS_PROFILE and network)
 	$(BIN)/python -m helpers.record_fcc

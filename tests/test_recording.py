@@ -194,14 +194,32 @@ def test_a_recorded_turn_replays_as_the_same_events():
 
 @pytest.fixture
 def fixture_copy(tmp_path):
-    path = tmp_path / "offline_invoice.json"
+    """The bundled offline fixture, copied into a cassette folder of its own."""
+    path = tmp_path / "cassettes" / "offline_invoice.json"
+    path.parent.mkdir()
     path.write_bytes(offline_invoice.FIXTURE_PATH.read_bytes())
     return path
 
 
+def make_record_argv(cassettes):
+    """What `make record` runs, pointed at another cassette folder."""
+    return [
+        "--schema",
+        "helpers.examples.invoices:Invoice",
+        "--cases",
+        str(offline_invoice.CASES_PATH),
+        "--task",
+        "helpers.examples.offline_invoice:task",
+        "--cassettes",
+        str(cassettes),
+    ]
+
+
 def run_command(fixture, *scripts, argv=()):
     out = io.StringIO()
-    code = record.main(["--fixture", str(fixture), *argv], model_factory=lambda: ScriptedModel(*scripts), out=out)
+    code = record.main(
+        [*make_record_argv(fixture.parent), *argv], model_factory=lambda: ScriptedModel(*scripts), out=out
+    )
     return code, out.getvalue()
 
 
@@ -275,7 +293,7 @@ def test_a_write_that_fails_exits_2_and_leaves_the_fixture(fixture_copy, monkeyp
 
     monkeypatch.setattr(os, "replace", crash)
     code, printed = run_command(fixture_copy, tool_events(CORRECT_CHUNKS))
-    assert code == 2 and f"Writing {fixture_copy} failed: OSError: disk full" in printed
+    assert code == 2 and f"offline_invoice: writing {fixture_copy} failed: OSError: disk full" in printed
     assert fixture_copy.read_bytes() == before
     assert sorted(p.name for p in fixture_copy.parent.iterdir()) == [fixture_copy.name]
 
@@ -296,7 +314,7 @@ def test_the_command_reports_a_missing_strands_as_exit_1_not_a_traceback(fixture
     before = fixture_copy.read_bytes()
     env = {**os.environ, "PYTHONPATH": str(blocked.parent)}
     done = subprocess.run(
-        [sys.executable, "-m", "helpers.record", "--fixture", str(fixture_copy)],
+        [sys.executable, "-m", "helpers.record", *make_record_argv(fixture_copy.parent)],
         env=env,
         capture_output=True,
         text=True,
@@ -310,10 +328,10 @@ def test_the_command_reports_a_missing_strands_as_exit_1_not_a_traceback(fixture
 def test_absent_credentials_exit_2_before_any_call(fixture_copy, no_aws_credentials):
     before = fixture_copy.read_bytes()
     out = io.StringIO()
-    code = record.main(["--fixture", str(fixture_copy)], out=out)
+    code = record.main(make_record_argv(fixture_copy.parent), out=out)
     assert code == recording.EXIT_AGENT_FAILED == 2
     assert "The agent call failed: CredentialsError: no AWS credentials found" in out.getvalue()
-    assert "AWS_PROFILE" in out.getvalue() and f"{fixture_copy} was left unchanged." in out.getvalue()
+    assert "AWS_PROFILE" in out.getvalue() and "Nothing was written." in out.getvalue()
     assert fixture_copy.read_bytes() == before
 
 
@@ -323,7 +341,7 @@ def test_help_lists_the_exit_codes(capsys):
     assert caught.value.code == 0
     text = capsys.readouterr().out
     assert "python -m helpers.record" in text
-    for line in ("0  recorded", "1  a dependency is missing", "2  the agent call failed", "3  the model never called"):
+    for line in ("0  recorded", "1  a dependency is missing", "2  bad input", "3  the model never called"):
         assert line in text
 
 

@@ -1,35 +1,34 @@
-"""The offline invoice exchange: its document, ground truth, prompt and fixture location.
+"""The offline invoice: one case of the general path, with its task and its cassette.
 
-The notebook that replays the exchange and the command that re-records it both read these,
-so the document the model sees, the answer it is scored against and the question it is asked
-are defined once.
+The case (the hand-authored invoice text and its ground truth) is the one line of
+`data/invoices/offline_invoice.jsonl`, in the case format every user brings; its cassette is
+`data/exchanges/offline_invoice.json` (the cassette folder `data/exchanges`, case
+`offline_invoice`). `make record` re-records it with the general recorder::
+
+    python -m helpers.record --schema helpers.examples.invoices:Invoice \\
+        --cases data/invoices/offline_invoice.jsonl --task helpers.examples.offline_invoice:task \\
+        --cassettes data/exchanges
+
+The notebook that replays the exchange and the command that re-records it both read this
+module, so the document, the answer and the question are defined once.
 """
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
+from typing import Any
 
-from helpers.examples.invoices import DATA_DIR, Invoice, LineItem
+from strands import Agent
+
+from helpers.examples.invoices import DATA_DIR, Invoice
 from helpers.exchanges.fixtures import EXCHANGES_DIR
+from helpers.harness.cases import read_cases
 
-DOCUMENT_PATH: Path = DATA_DIR / "offline_invoice.txt"
-FIXTURE_PATH: Path = EXCHANGES_DIR / "offline_invoice.json"
+CASES_PATH: Path = DATA_DIR / "offline_invoice.jsonl"
+CASE_NAME = "offline_invoice"
+FIXTURE_PATH: Path = EXCHANGES_DIR / f"{CASE_NAME}.json"
 RECORD_COMMAND = "make record"
 OUTPUT_MODEL = Invoice
-
-GROUND_TRUTH = Invoice(
-    invoice_id="NW-2026-0417",
-    vendor_name="Northwind Office Supply",
-    invoice_date=date(2026, 4, 17),
-    total_amount=1284.50,
-    line_items=[
-        LineItem(sku="NW-1001", description="Ergonomic office chair", unit_price=689.00),
-        LineItem(sku="NW-2040", description="Standing desk frame", unit_price=412.00),
-        LineItem(sku="NW-3310", description="Monitor arm, dual", unit_price=126.50),
-        LineItem(sku="NW-0087", description="Cable management kit", unit_price=57.00),
-    ],
-)
 
 _PROMPT_TEMPLATE = """Extract the invoice below into the Invoice structure.
 Copy identifiers exactly as printed, give amounts in dollars as numbers, and list every line item.
@@ -37,12 +36,22 @@ Copy identifiers exactly as printed, give amounts in dollars as numbers, and lis
 <document>
 {document}</document>"""
 
+# The case file's one line: the invoice text and its ground truth (read with pydantic only, so the
+# offline notebook runs without Strands Evals).
+((_RECORD, GROUND_TRUTH),) = read_cases(CASES_PATH, Invoice)
+
 
 def document() -> str:
     """The invoice text the agent reads (hand-authored; not a real invoice)."""
-    return DOCUMENT_PATH.read_text(encoding="utf-8")
+    return _RECORD.input
 
 
-def prompt() -> str:
-    """The user message sent to the agent, with the document embedded."""
-    return _PROMPT_TEMPLATE.format(document=document())
+def prompt(text: str | None = None) -> str:
+    """The user message sent to the agent, with the document (default: the bundled one) embedded."""
+    return _PROMPT_TEMPLATE.format(document=document() if text is None else text)
+
+
+def task(case: Any, model: Any) -> Invoice:
+    """The task the general `record` and `score` commands run: one structured-output agent call."""
+    agent = Agent(model=model, callback_handler=None)
+    return agent(prompt(case.input), structured_output_model=Invoice).structured_output

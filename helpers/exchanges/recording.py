@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -251,14 +251,79 @@ def capture_structured_output(
     return data
 
 
-def commit_fixture(data: dict[str, Any], path: Path | str, out: TextIO | None = None) -> Path:
+def capture_task(
+    task: Callable[[Any, Model], Any],
+    case: Any,
+    model: Model,
+    schema: type[BaseModel],
+    *,
+    source: str,
+    model_id: str,
+    note: str,
+    label: str = "",
+    out: TextIO | None = None,
+) -> dict[str, Any] | int:
+    """Run a user's `task(case, model)` through `RecordingModel` and return the exchange data; write nothing.
+
+    The task builds its own `Agent(model=model, callback_handler=None)` and returns the structured
+    output (a `schema` instance or a dict of its fields), which must validate against `schema`
+    and come from a call of the `schema.__name__` tool.
+
+    Returns:
+        The validated exchange data, bound to the prompt the task sent, or an exit code after
+        printing why (as `capture_structured_output`).
+    """
+    out = out or sys.stdout
+    tool_name = schema.__name__
+    recorder = RecordingModel(model)
+    try:
+        result = task(case, recorder)
+    except StructuredOutputException as exc:
+        if _calls(recorder.turns, tool_name):
+            return _failed(exc, _subject(label, "the task"), out)
+        result = None
+    except Exception as exc:  # credentials, access, region, throttling, a refused stream, a bug in the task
+        return _failed(exc, _subject(label, "the task"), out)
+    if result is None or not _calls(recorder.turns, tool_name):
+        print(f"{_subject(label, 'the model')} never called the structured-output tool {tool_name!r}.", file=out)
+        return EXIT_NO_STRUCTURED_OUTPUT
+    try:
+        schema.model_validate(result.model_dump() if isinstance(result, BaseModel) else result)
+    except Exception as exc:
+        print(
+            f"{_subject(label, 'the task')} returned a {type(result).__name__} that is not a {tool_name} "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0]}); return result.structured_output from the task.",
+            file=out,
+        )
+        return EXIT_AGENT_FAILED
+    if recorder.prompt_sha256 is None:
+        print(f"{_subject(label, 'the task')} sent the agent no text prompt to bind the cassette to.", file=out)
+        return EXIT_AGENT_FAILED
+    data = {
+        "provenance": {
+            "model_id": model_id,
+            "hand_authored": False,
+            "recorded": datetime.now(UTC).isoformat(timespec="seconds"),
+            "note": note,
+            PROMPT_HASH_KEY: recorder.prompt_sha256,
+        },
+        "turns": recorder.turns,
+    }
+    try:
+        parse_exchange(data, source=source, tool_name=tool_name)
+    except FixtureError as exc:
+        return _failed(exc, _subject(label, "storing the recording"), out)
+    return data
+
+
+def commit_fixture(data: dict[str, Any], path: Path | str, out: TextIO | None = None, label: str = "") -> Path:
     """Replace the fixture at `path` atomically with `data`, then print it for review."""
     out = out or sys.stdout
     path = Path(path)
     previous = read_previous(path)
     save_exchange(data, path)
-    print(f"Recorded {len(data['turns'])} turn(s) into {path}.", file=out)
-    print_review(data, previous, out)
+    print(f"{label + ': ' if label else ''}Recorded {len(data['turns'])} turn(s) into {path}.", file=out)
+    print_review(data, previous, out, label)
     return path
 
 

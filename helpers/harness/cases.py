@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from strands_evals import Case
+
+if TYPE_CHECKING:
+    from strands_evals import Case
 
 # Deeper than any real document; deep enough input would otherwise end in a raw RecursionError.
 MAX_DEPTH = 100
@@ -55,18 +57,33 @@ def file_error(path: Path | str, problem: str, fix: str, *, line: int | None = N
     return f"{where}: {problem} ({fix})"
 
 
-def load_cases(path: Path | str, schema: type[BaseModel]) -> list[Case]:
-    """Read a case file; each `expected_output` becomes an instance of `schema`.
+def read_cases(path: Path | str, schema: type[BaseModel]) -> list[tuple[CaseRecord, BaseModel]]:
+    """Read a case file: each line's record with its `expected_output` as an instance of `schema`.
+
+    Needs only pydantic, so a notebook that runs without Strands Evals can read a case file too.
 
     Raises:
         CaseFileError: On a missing or non-UTF-8 file, invalid JSON, a missing or unknown field,
             a duplicate name, or an `expected_output` that does not validate against `schema`.
     """
-    cases = []
-    for line, record in _records(path, CaseRecord, "case"):
-        expected = _validate(path, line, "expected_output", record.expected_output, schema)
-        cases.append(Case(name=record.name, input=record.input, expected_output=expected, metadata=record.metadata))
-    return cases
+    return [
+        (record, _validate(path, line, "expected_output", record.expected_output, schema))
+        for line, record in _records(path, CaseRecord, "case")
+    ]
+
+
+def load_cases(path: Path | str, schema: type[BaseModel]) -> list[Case]:
+    """Read a case file into Strands Evals `Case`s, each `expected_output` an instance of `schema`.
+
+    Raises:
+        CaseFileError: As `read_cases`.
+    """
+    from strands_evals import Case  # here, not at the top: `read_cases` must work without Strands Evals
+
+    return [
+        Case(name=record.name, input=record.input, expected_output=expected, metadata=record.metadata)
+        for record, expected in read_cases(path, schema)
+    ]
 
 
 def load_predictions(path: Path | str, schema: type[BaseModel], cases: Sequence[Case]) -> dict[str, BaseModel]:
