@@ -1,7 +1,7 @@
-"""`python -m helpers.compare OLD.json NEW.json --gate RULE ...`: see `helpers.compare.gates`."""
+"""`python -m helpers.compare OLD NEW --gate RULE ...`: see `helpers.compare.cli`."""
 
 import sys
 
-from helpers.compare.gates import main
+from helpers.compare.cli import main
 
 sys.exit(main())

@@ -1,4 +1,4 @@
-"""Gates a CI job can hold a run to, and the command line that applies them to two saved runs.
+"""Gates a CI job can hold a run to: one-line rules, parsed without evaluating anything.
 
 A gate is a one-line rule: `total_amount.recall >= 0.98` and `overall >= 0.8` measure the new
 run, `delta(line_items.f1) >= -0.02` the change, and `high(delta(invoice_date.f1)) >= 0` the
@@ -6,41 +6,26 @@ upper end of the change's paired bootstrap interval, which fails only when a reg
 beyond noise. A rule that does not parse, or names a field the runs do not have, is an error,
 never a pass: a misspelled gate that passes silently is worse than no gate.
 
-    python -m helpers.compare OLD.json NEW.json [--gate RULE ...]
-
-(`python -m helpers.compare.gates` is the same command) prints the tables and exits 0 when every gate
-passes, 1 when one fails, and 2 on bad input.
+Parsing needs only the standard library, so the command line (`helpers.compare.cli`) refuses a
+malformed rule before it imports numpy or pandas; evaluating imports them.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-from strands_evals.types.evaluation_report import EvaluationReport
+from helpers.compare.params import COUNTS, RATIOS
 
-from helpers.compare.runs import (
-    CONFIDENCE,
-    COUNTS,
-    RATIOS,
-    RESAMPLES,
-    SEED,
-    Comparison,
-    Sample,
-    compare_runs,
-    paths_in,
-    read_run,
-)
-from helpers.harness.reports import load_report
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from helpers.compare.runs import Comparison, Sample
 
 TOLERANCE = 1e-9  # comparisons forgive float rounding in a difference of two ratios
-EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 class GateError(ValueError):
@@ -96,7 +81,8 @@ def parse_gate(rule: str) -> Gate:
     or `high(delta(invoice_date.f1)) >= 0`.
 
     Raises:
-        GateError: If the rule does not have one of those shapes or names an unknown metric.
+        GateError: If the rule does not have one of those shapes, names an unknown metric, or
+            its bound is not a finite number.
     """
     match = _RULE.match(rule)
     if match is None:
@@ -110,11 +96,14 @@ def parse_gate(rule: str) -> Gate:
             f"gate {rule!r}: {target.rsplit('.', 1)[-1]!r} is not a metric; end the target with one of "
             f"{', '.join(RATIOS + COUNTS)}, or use overall"
         )
+    bound = float(match["bound"])
+    if not math.isfinite(bound):
+        raise GateError(f"gate {rule!r}: the bound {match['bound']} is not a finite number; write a plain number")
     measure = match["bound_of"] or ("delta" if match["delta"] else "value")
-    return Gate(rule, target, measure, match["op"], float(match["bound"]))
+    return Gate(rule, target, measure, match["op"], bound)
 
 
-def evaluate_gates(rules: Iterable[str | Gate], subject: Comparison | EvaluationReport) -> list[GateResult]:
+def evaluate_gates(rules: Iterable[str | Gate], subject: Any) -> list[GateResult]:
     """Evaluate each rule against one run (a report) or a pair (a `Comparison`).
 
     On a pair, a plain rule is measured on the new run's paired documents, `delta(...)` on new
@@ -124,6 +113,8 @@ def evaluate_gates(rules: Iterable[str | Gate], subject: Comparison | Evaluation
         GateError: For a malformed rule, a field path the runs do not have, or a rule that needs
             two runs evaluated against one.
     """
+    from helpers.compare.runs import Comparison, Sample, paths_in, read_run
+
     if isinstance(subject, Comparison):
         comparison, sample, label = subject, subject.new, subject.labels[1]
     else:
@@ -157,6 +148,8 @@ def _measure(gate: Gate, comparison: Comparison | None, sample: Sample, label: s
 
 def gates_table(results: Sequence[GateResult]) -> pd.DataFrame:
     """One row per rule: the rule, the value measured, on which run, and pass or fail."""
+    import pandas as pd
+
     return pd.DataFrame(
         [
             {"rule": r.rule, "measured": r.measured, "on": r.on, "result": "pass" if r.passed else "FAIL"}
@@ -164,83 +157,3 @@ def gates_table(results: Sequence[GateResult]) -> pd.DataFrame:
         ],
         columns=["rule", "measured", "on", "result"],
     )
-
-
-def report_text(comparison: Comparison, results: Sequence[GateResult], top: int = 5) -> str:
-    """Everything the command line prints, as plain text."""
-    old_run, new_run = comparison.old_run, comparison.new_run
-
-    def show(table: pd.DataFrame) -> str:
-        return table.to_string(index=False, float_format=lambda value: f"{value:.3f}")
-
-    level = f"{comparison.confidence:.0%}"
-    parts = [
-        f"old: {old_run.source}  new: {new_run.source}",
-        f"paired {len(comparison.pairing.cases)} cases; left out {len(comparison.pairing.excluded)}",
-    ]
-    if comparison.pairing.excluded:
-        parts.append(show(comparison.pairing.table()))
-    unreadable = [
-        sum(run.documents[name].unreadable for name in comparison.pairing.cases) for run in (old_run, new_run)
-    ]
-    if any(unreadable):
-        parts.append(
-            f"outputs not readable as the schema (scored 0, no field counts): old {unreadable[0]}, new {unreadable[1]}"
-        )
-    parts += [
-        "",
-        f"Overall ({level} paired bootstrap over documents, {comparison.resamples} resamples, seed {comparison.seed})",
-        show(comparison.overall_table()),
-        "",
-        "Per field",
-        show(comparison.field_table()),
-        "",
-        f"Documents that moved most (top {top})",
-        show(comparison.movers(limit=top)),
-    ]
-    if results:
-        failed = sum(not result.passed for result in results)
-        parts += ["", f"Gates: {len(results) - failed} passed, {failed} failed", show(gates_table(results))]
-    return "\n".join(parts)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Compare two saved reports; 0 when every gate passes, 1 when one fails, 2 on bad input."""
-    parser = argparse.ArgumentParser(
-        prog="python -m helpers.compare",
-        description="Compare two saved StructuredOutputReport runs and gate on the result.",
-    )
-    parser.add_argument("old", type=Path, help="the baseline run, saved with helpers.harness.reports.save_report")
-    parser.add_argument("new", type=Path, help="the run under test, saved the same way")
-    parser.add_argument(
-        "--gate",
-        action="append",
-        default=[],
-        metavar="RULE",
-        help=(
-            "e.g. 'total_amount.recall >= 0.98', 'overall >= 0.8', 'delta(line_items.f1) >= -0.02', "
-            "'high(delta(invoice_date.f1)) >= 0' (repeatable)"
-        ),
-    )
-    parser.add_argument("--resamples", type=int, default=RESAMPLES)
-    parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--confidence", type=float, default=CONFIDENCE)
-    parser.add_argument("--top", type=int, default=5, help="how many moved documents to list")
-    args = parser.parse_args(argv)  # argparse itself exits 2 on a missing or malformed argument
-    if args.top < 0:
-        parser.error(f"--top must be 0 or more; got {args.top}")
-    try:
-        gates = [parse_gate(rule) for rule in args.gate]
-        old = read_run(load_report(args.old), str(args.old))
-        new = read_run(load_report(args.new), str(args.new))
-        comparison = compare_runs(old, new, resamples=args.resamples, seed=args.seed, confidence=args.confidence)
-        results = evaluate_gates(gates, comparison)
-    except (OSError, ValueError) as exc:  # a missing or foreign file, a bad rule, nothing to pair
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    print(report_text(comparison, results, top=args.top))
-    return EXIT_FAILED if any(not result.passed for result in results) else EXIT_PASSED
-
-
-if __name__ == "__main__":
-    sys.exit(main())

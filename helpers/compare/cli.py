@@ -1,0 +1,184 @@
+"""`python -m helpers.compare OLD NEW [--gate RULE ...]` (also installed as `eval-compare`).
+
+Compares two saved runs (saved reports, or compact per-document results files) over the cases
+they share, prints the tables, and applies the gates. Exit codes:
+
+    0  every gate passed (or no gate was given)
+    1  a gate failed
+    2  bad input: an argument out of range, a malformed rule, a missing, foreign or malformed
+       file (the message names the file, the case and the field), nothing to pair
+    3  an internal error: a bug in this command, never a gate result
+
+Arguments are parsed and range-checked, rules parsed and files found before numpy, pandas or
+stickler are imported, so `--help` and every such error answer at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from helpers.compare.gates import GateError, GateResult, gates_table, parse_gate
+from helpers.compare.params import (
+    CONFIDENCE,
+    MAX_RESAMPLES,
+    MAX_SEED,
+    RESAMPLES,
+    SEED,
+    check_confidence,
+    check_resamples,
+    check_seed,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from helpers.compare.runs import Comparison
+
+EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command's arguments; argparse itself exits 2 on a missing or malformed one."""
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.compare",
+        description="Compare two saved StructuredOutputReport runs and gate on the result.",
+        epilog=(
+            "exit codes: 0 every gate passed, 1 a gate failed, 2 bad input (arguments, rules or files), "
+            "3 an internal error (a bug, never a gate result)"
+        ),
+    )
+    parser.add_argument(
+        "old",
+        type=Path,
+        help="the baseline run: a report saved with helpers.harness.reports.save_report, or a compact results file",
+    )
+    parser.add_argument("new", type=Path, help="the run under test, saved the same way")
+    parser.add_argument(
+        "--gate",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help=(
+            "e.g. 'total_amount.recall >= 0.98', 'overall >= 0.8', 'delta(line_items.f1) >= -0.02', "
+            "'high(delta(invoice_date.f1)) >= 0' (repeatable)"
+        ),
+    )
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=RESAMPLES,
+        help=f"bootstrap resamples, 1 to {MAX_RESAMPLES:,} (default %(default)s)",
+    )
+    parser.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed, 0 to {MAX_SEED} (default %(default)s)")
+    parser.add_argument(
+        "--confidence", type=float, default=CONFIDENCE, help="interval level, between 0 and 1 (default %(default)s)"
+    )
+    parser.add_argument("--top", type=int, default=5, help="how many moved documents to list, 0 or more")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Compare two saved runs; 0 when every gate passes, 1 when one fails, 2 on bad input, 3 on a bug."""
+    try:
+        return _main(argv)
+    except SystemExit as exit_:  # argparse: --help (0) or a malformed argument (2)
+        return exit_.code if isinstance(exit_.code, int) else EXIT_BAD_INPUT
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    arguments = parser()
+    args = arguments.parse_args(argv)
+    for check, value in (
+        (check_resamples, args.resamples),
+        (check_seed, args.seed),
+        (check_confidence, args.confidence),
+    ):
+        try:
+            check(value)
+        except ValueError as exc:
+            arguments.error(str(exc))
+    if args.top < 0:
+        arguments.error(f"--top must be 0 or more; got {args.top}")
+    try:
+        gates = [parse_gate(rule) for rule in args.gate]
+        for path in (args.old, args.new):
+            if not path.is_file():
+                raise FileNotFoundError(
+                    f"{path}: no saved report here; write one with helpers.harness.reports.save_report"
+                )
+    except (OSError, GateError) as exc:
+        return _refuse(exc)
+    try:
+        return _compare(args, gates)
+    except (OSError, ValueError, RecursionError, MemoryError) as exc:  # a foreign or malformed file, nothing to pair
+        return _refuse(exc)
+    except Exception as exc:  # noqa: BLE001 (anything else is a bug, and must not read as a failed gate)
+        print(
+            f"error: internal error in helpers.compare ({type(exc).__name__}: {exc}); this is a bug, not a gate result",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+def _refuse(exc: BaseException) -> int:
+    print(f"error: {exc}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _compare(args: argparse.Namespace, gates: list) -> int:
+    from helpers.compare.gates import evaluate_gates
+    from helpers.compare.reading import read_run_file
+    from helpers.compare.runs import compare_runs
+
+    old = read_run_file(args.old)
+    new = read_run_file(args.new)
+    comparison = compare_runs(old, new, resamples=args.resamples, seed=args.seed, confidence=args.confidence)
+    results = evaluate_gates(gates, comparison)
+    print(report_text(comparison, results, top=args.top))
+    return EXIT_FAILED if any(not result.passed for result in results) else EXIT_PASSED
+
+
+def report_text(comparison: Comparison, results: Sequence[GateResult], top: int = 5) -> str:
+    """Everything the command line prints, as plain text."""
+    old_run, new_run = comparison.old_run, comparison.new_run
+
+    def show(table: pd.DataFrame) -> str:
+        return table.to_string(index=False, float_format=lambda value: f"{value:.3f}")
+
+    level = f"{comparison.confidence:.0%}"
+    parts = [
+        f"old: {old_run.source}  new: {new_run.source}",
+        f"paired {len(comparison.pairing.cases)} cases; left out {len(comparison.pairing.excluded)}",
+    ]
+    if comparison.pairing.excluded:
+        parts.append(show(comparison.pairing.table()))
+    unreadable = [
+        sum(run.documents[name].unreadable for name in comparison.pairing.cases) for run in (old_run, new_run)
+    ]
+    if any(unreadable):
+        parts.append(
+            f"outputs not readable as the schema (scored 0, no field counts): old {unreadable[0]}, new {unreadable[1]}"
+        )
+    parts += [
+        "",
+        f"Overall ({level} paired bootstrap over documents, {comparison.resamples} resamples, seed {comparison.seed})",
+        show(comparison.overall_table()),
+        "",
+        "Per field",
+        show(comparison.field_table()),
+        "",
+        f"Documents that moved most (top {top})",
+        show(comparison.movers(limit=top)),
+    ]
+    if results:
+        failed = sum(not result.passed for result in results)
+        parts += ["", f"Gates: {len(results) - failed} passed, {failed} failed", show(gates_table(results))]
+    return "\n".join(parts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

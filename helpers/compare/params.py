@@ -1,0 +1,37 @@
+"""The words and limits of a comparison, importable without numpy or pandas.
+
+The command line checks its arguments against these before it imports anything heavy, so
+`--help` and every bad-argument error answer at once.
+"""
+
+from __future__ import annotations
+
+COUNTS = ("tp", "fp", "tn", "fn", "fd", "fa")  # stickler's confusion counts, in the order arrays hold them
+RATIOS = ("precision", "recall", "f1")
+RESAMPLES = 2000
+SEED = 0
+CONFIDENCE = 0.95
+MAX_RESAMPLES = 1_000_000  # beyond this an interval is no steadier, only slower
+MAX_SEED = 2**63 - 1
+
+
+class CompareError(ValueError):
+    """Two runs cannot be compared; the message says which run and what to fix."""
+
+
+def check_resamples(resamples: int) -> None:
+    """Refuse a resample count that gives no interval, or one that would only exhaust memory and time."""
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise ValueError(f"resamples must be at least 1 and at most {MAX_RESAMPLES:,}; got {resamples}")
+
+
+def check_confidence(confidence: float) -> None:
+    """Refuse a confidence level no interval can have, before any resampling is spent on it."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1 (e.g. 0.95); got {confidence}")
+
+
+def check_seed(seed: int) -> None:
+    """Refuse a seed the random generator cannot take."""
+    if not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"seed must be a whole number from 0 to {MAX_SEED}; got {seed}")

@@ -1,0 +1,407 @@
+"""Reading one run for a comparison, and refusing what no comparison can be built on.
+
+A run comes from a report in memory, from a saved report (the report's own pydantic JSON) or from
+a compact per-document results file. Whatever the source, compare keeps only what it needs per
+case: the name, the schema, the score, the per-field confusion counts and the top-level field
+values as text (for the movers table). A saved report of 10,000 documents is 127 MB of JSON; it is
+read element by element with the standard library's decoder, so each case's comparison is
+extracted and dropped before the next one is parsed, instead of holding the whole report (and
+validating it as a `StructuredOutputReport`, which is slow at that size).
+
+Everything read is validated, because a wrong number here would otherwise become a gate result:
+scores are finite and in [0, 1], counts are whole numbers from 0 to `MAX_COUNT`, the confusion
+matrix has the node types stickler writes, and case names are non-empty printable text. A
+refusal is a `CompareError` naming the file, the case and the field.
+
+The per-field counts of a document are stickler's own: `stickler.aggregate_from_comparisons` on
+that document's comparison, so summed over documents they equal `StructuredOutputReport.metrics()`
+by construction. Validation walks the same nodes stickler reads, which also gives the schema's
+field order (stickler returns its field metrics unordered).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from helpers.compare.params import COUNTS, CompareError
+
+MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the rows this module reads
+MAX_COUNT = 10**9  # more of one count on one field of one document is not a real comparison
+SAVE_FIX = "re-score the run and save it with helpers.harness.reports.save_report"
+SCORED_BY = (
+    "score the run with Experiment(cases, evaluators=[StructuredOutputSimilarity(Model)], "
+    "report_cls=StructuredOutputReport)"
+)
+NOT_OURS = "not scored by StructuredOutputSimilarity (no ground truth, or another evaluator)"
+
+
+@dataclass(frozen=True)
+class Document:
+    """One scored case of one run: its score, its schema, its per-field counts and field values.
+
+    `expected` and `actual` hold each top-level field of the stored outputs as text (`None` when
+    absent), which is all the movers table shows of them.
+    """
+
+    score: float
+    schema: str
+    counts: Mapping[str, tuple[int, ...]]  # path -> counts in `COUNTS` order
+    expected: Mapping[str, str] = field(default_factory=dict)
+    actual: Mapping[str, str] = field(default_factory=dict)
+    unreadable: bool = False
+
+
+@dataclass(frozen=True)
+class Run:
+    """The scored documents of one run by case name, and the cases that carry no score."""
+
+    source: str
+    documents: Mapping[str, Document]
+    unscored: Mapping[str, str]
+
+
+# --- validating one case -----------------------------------------------------------------------
+
+
+def check_name(name: Any, where: str) -> str:
+    """A case name runs can be paired by and a table can print: non-empty printable text."""
+    if not isinstance(name, str) or not name:
+        raise CompareError(f"{where} has no name; runs are paired by case name, so name every Case")
+    if not name.isprintable():
+        raise CompareError(
+            f"{where}: case name {name!r} holds unprintable characters (control characters or unpaired "
+            "surrogates); give every Case a printable name"
+        )
+    return name
+
+
+def check_score(score: Any, where: str) -> float:
+    """A score a mean can be taken of: a finite number in [0, 1] (a NaN is bad input, not a result)."""
+    if isinstance(score, bool) or not isinstance(score, int | float) or not 0 <= score <= 1:
+        raise CompareError(f"{where}: score is {score!r}; a score must be a number from 0 to 1; {SAVE_FIX}")
+    return float(score)
+
+
+def _check_counts(node: Mapping[str, Any], where: str, path: str) -> None:
+    for key in COUNTS:
+        if key not in node:
+            continue
+        value = node[key]
+        whole = isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
+        if isinstance(value, bool) or not whole or not 0 <= value <= MAX_COUNT:
+            raise CompareError(
+                f"{where}, field {path!r}: count {key!r} is {value!r}; counts must be whole numbers "
+                f"from 0 to {MAX_COUNT:,}; {SAVE_FIX}"
+            )
+
+
+def _check_node(node: Any, where: str, path: str, order: dict[str, None]) -> None:
+    """Check one field node the way stickler reads it, and the nodes below it."""
+    if not isinstance(node, Mapping):
+        raise CompareError(
+            f"{where}, field {path!r}: the confusion-matrix node is {type(node).__name__}, not an object; {SAVE_FIX}"
+        )
+    order[path] = None
+    _check_counts(node, where, path)
+    if node.get("overall") is not None:
+        if not isinstance(node["overall"], Mapping):
+            raise CompareError(
+                f"{where}, field {path!r}: 'overall' is {type(node['overall']).__name__}, not an object; {SAVE_FIX}"
+            )
+        _check_counts(node["overall"], where, path)
+    for child in ("fields", "nested_fields"):
+        children = node.get(child)
+        if children is None:
+            continue
+        if not isinstance(children, Mapping):
+            raise CompareError(
+                f"{where}, field {path!r}: {child!r} is {type(children).__name__}, not an object; {SAVE_FIX}"
+            )
+        for name, below in children.items():
+            _check_node(below, where, f"{path}.{name}", order)
+
+
+def field_counts(comparison: Any, where: str = "comparison") -> dict[str, dict[str, int]]:
+    """Per-field confusion counts of one document, keyed by dotted path (`line_items.sku`), in schema order.
+
+    The counts are stickler's (`aggregate_from_comparisons` on this one comparison), so summing
+    them over documents reproduces `report.metrics()`. A path stickler leaves out counts zero.
+
+    Raises:
+        CompareError: If the comparison is not an object, its confusion matrix or a node under it
+            has the wrong type, or a count is not a whole number from 0 to `MAX_COUNT`.
+    """
+    from stickler import aggregate_from_comparisons
+
+    if not isinstance(comparison, Mapping):
+        raise CompareError(f"{where}: the raw comparison is {type(comparison).__name__}, not an object; {SAVE_FIX}")
+    matrix = comparison.get("confusion_matrix", {})
+    if not isinstance(matrix, Mapping):
+        raise CompareError(f"{where}: 'confusion_matrix' is {type(matrix).__name__}, not an object; {SAVE_FIX}")
+    fields = matrix.get("fields", {})
+    if not isinstance(fields, Mapping):
+        raise CompareError(f"{where}: 'confusion_matrix.fields' is {type(fields).__name__}, not an object; {SAVE_FIX}")
+    order: dict[str, None] = {}
+    for name, node in fields.items():
+        _check_node(node, where, str(name), order)
+    if not order:
+        return {}
+    found = aggregate_from_comparisons([{"confusion_matrix": {"fields": fields}}]).field_metrics
+    return {path: {key: int(found.get(path, {}).get(key, 0)) for key in COUNTS} for path in order}
+
+
+def _as_rows(counts: Mapping[str, Mapping[str, int]]) -> dict[str, tuple[int, ...]]:
+    """Counts as tuples in `COUNTS` order: a fraction of the memory of a dict per field per document."""
+    return {path: tuple(values[key] for key in COUNTS) for path, values in counts.items()}
+
+
+def field_texts(output: Any) -> dict[str, str]:
+    """Each top-level field of a stored output (a model or a dict) as text, `None` when empty."""
+    if hasattr(output, "model_dump"):
+        output = output.model_dump(mode="json")
+    if not isinstance(output, Mapping):
+        return {}
+    return {str(key): "None" if value is None else str(value) for key, value in output.items()}
+
+
+# --- one report, whatever holds it -------------------------------------------------------------
+
+
+def _row_parts(row: Any, where: str) -> tuple[Any, Any, Any]:
+    """`(score, label, metadata)` of a result row, an `EvaluationOutput` or its JSON."""
+    if isinstance(row, Mapping):
+        parts = row.get("score"), row.get("label"), row.get("metadata")
+    elif hasattr(row, "metadata"):
+        parts = getattr(row, "score", None), getattr(row, "label", None), row.metadata
+    else:
+        raise CompareError(f"{where}: a result row is {type(row).__name__}, not an object; {SAVE_FIX}")
+    if parts[2] is not None and not isinstance(parts[2], Mapping):
+        raise CompareError(f"{where}: a result row's metadata is {type(parts[2]).__name__}, not an object; {SAVE_FIX}")
+    return parts
+
+
+def _is_ours(metadata: Any) -> bool:
+    """A row StructuredOutputSimilarity scored, or one it could not read as the model."""
+    return isinstance(metadata, Mapping) and (
+        metadata.get("evaluated_by") == MARKER or metadata.get("error") == "unreadable"
+    )
+
+
+@dataclass
+class _Builder:
+    """Collects one run's documents case by case, refusing repeats."""
+
+    source: str
+    documents: dict[str, Document] = field(default_factory=dict)
+    unscored: dict[str, str] = field(default_factory=dict)
+
+    def add(self, index: int, case: Any, rows: Any) -> None:
+        where = f"{self.source}: case {index}"
+        if not isinstance(case, Mapping):
+            raise CompareError(f"{where} is {type(case).__name__}, not an object; {SAVE_FIX}")
+        name = check_name(case.get("name"), where)
+        where = f"{self.source}: case {name!r}"
+        if isinstance(rows, Mapping) or not isinstance(rows, Iterable) or isinstance(rows, str | bytes):
+            raise CompareError(f"{where}: its results are {type(rows).__name__}, not a list of rows; {SAVE_FIX}")
+        ours = [parts for parts in (_row_parts(row, where) for row in rows) if _is_ours(parts[2])]
+        if len(ours) > 1 or name in self.documents or name in self.unscored:
+            raise CompareError(
+                f"{self.source}: case {name!r} appears more than once; compare one evaluator's report "
+                "at a time and give every case a distinct name"
+            )
+        if not ours:
+            self.unscored[name] = NOT_OURS
+            return
+        score, label, metadata = ours[0]
+        unreadable = metadata.get("evaluated_by") != MARKER
+        comparison = metadata.get("comparison")
+        if not unreadable and comparison is None:
+            raise CompareError(
+                f"{where} has no raw comparison in its row metadata; re-run the experiment "
+                "and save its report with helpers.harness.reports.save_report, which keeps row metadata"
+            )
+        if not isinstance(label, str) or not label.isprintable():
+            raise CompareError(f"{where}: its schema label is {label!r}, not a printable model name; {SAVE_FIX}")
+        self.documents[name] = Document(
+            score=check_score(score, where),
+            schema=label,
+            counts={} if unreadable else _as_rows(field_counts(comparison, where)),
+            expected=field_texts(case.get("expected_output")),
+            actual=field_texts(case.get("actual_output")),
+            unreadable=unreadable,
+        )
+
+    def run(self) -> Run:
+        if not self.documents:
+            raise CompareError(f"{self.source}: no case was scored by StructuredOutputSimilarity; {SCORED_BY}")
+        return Run(self.source, self.documents, self.unscored)
+
+
+def read_run(report: Any, source: str = "run") -> Run:
+    """Collect the `StructuredOutputSimilarity` rows of a report in memory, one per case name.
+
+    A row the evaluator could not read as the model (`metadata["error"] == "unreadable"`) is a
+    real failure of the extractor: it is kept with its score of 0 and no field counts. Cases
+    with no such row (no ground truth, or scored only by another evaluator) are listed in
+    `unscored` with the reason.
+
+    Raises:
+        CompareError: If a case name repeats (a flattened multi-evaluator report does that), if
+            a case has no printable name, if a score, count or node is malformed, or if nothing
+            was scored.
+    """
+    builder = _Builder(source)
+    cases = list(report.cases)
+    for index, rows in enumerate(report.detailed_results):
+        builder.add(index, cases[index] if index < len(cases) else {}, rows)
+    return builder.run()
+
+
+# --- a saved report, element by element ---------------------------------------------------------
+
+
+class _Foreign(ValueError):
+    """The file is JSON but not shaped like a saved report."""
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+_DECODE = json.JSONDecoder().raw_decode
+_READ = object()  # stands for a case's results once the builder has taken them
+
+
+def _array(text: str, start: int, each: Callable[[Any], None]) -> int:
+    """Hand each element of the JSON array starting at `start` to `each`; return the index after the array."""
+    position = _SPACE.match(text, start + 1).end()
+    if text.startswith("]", position):
+        return position + 1
+    while True:
+        value, position = _DECODE(text, position)
+        each(value)
+        position = _SPACE.match(text, position).end()
+        if text.startswith(",", position):
+            position = _SPACE.match(text, position + 1).end()
+        elif text.startswith("]", position):
+            return position + 1
+        else:
+            raise json.JSONDecodeError("expected ',' or ']' in an array", text, position)
+
+
+def _report_arrays(text: str, builder: _Builder) -> None:
+    """Walk the report's top-level object, feeding `cases` and `detailed_results` to `builder` one by one.
+
+    Only those two arrays are read element by element; every other value is decoded and dropped.
+    A report written with `detailed_results` before `cases` is still read, holding the results
+    until the cases arrive.
+    """
+    cases: list[Any] = []
+    results: list[Any] = []
+    found = set()
+
+    def add_result(rows: Any) -> None:
+        if "cases" not in found:
+            results.append(rows)
+            return
+        index = len(results)
+        builder.add(index, cases[index] if index < len(cases) else {}, rows)
+        results.append(_READ)  # keeps the count, not the rows
+
+    def add_case(case: Any) -> None:
+        cases.append(_keep(case))
+
+    position = _SPACE.match(text).end()
+    if not text.startswith("{", position):
+        raise _Foreign("the file holds no JSON object")
+    position = _SPACE.match(text, position + 1).end()
+    while not text.startswith("}", position):
+        key, position = _DECODE(text, position)
+        position = _SPACE.match(text, position).end()
+        if not isinstance(key, str) or not text.startswith(":", position):
+            raise json.JSONDecodeError("expected a key and ':'", text, position)
+        position = _SPACE.match(text, position + 1).end()
+        if key in ("cases", "detailed_results") and text.startswith("[", position):
+            found.add(key)
+            position = _array(text, position, add_case if key == "cases" else add_result)
+        else:
+            _, position = _DECODE(text, position)
+        position = _SPACE.match(text, position).end()
+        if text.startswith(",", position):
+            position = _SPACE.match(text, position + 1).end()
+        elif not text.startswith("}", position):
+            raise json.JSONDecodeError("expected ',' or '}' after a value", text, position)
+    if _SPACE.match(text, position + 1).end() != len(text):
+        raise json.JSONDecodeError("extra data after the report", text, position + 1)
+    if found != {"cases", "detailed_results"}:
+        raise _Foreign("the file has no 'cases' and 'detailed_results' lists")
+    for index, rows in enumerate(results):
+        if rows is not _READ:
+            builder.add(index, cases[index] if index < len(cases) else {}, rows)
+
+
+def _keep(case: Any) -> Any:
+    """The parts of a case compare reads, so the rest of it is freed as soon as it is parsed."""
+    if not isinstance(case, Mapping):
+        return case
+    return {
+        "name": case.get("name"),
+        "expected_output": field_texts(case.get("expected_output")),
+        "actual_output": field_texts(case.get("actual_output")),
+    }
+
+
+def read_saved_report(path: Path | str, source: str | None = None) -> Run:
+    """Read a saved report's JSON for a comparison, validating what is read, without building the report.
+
+    Raises:
+        FileNotFoundError: If there is no file at `path`.
+        CompareError: If the file is not a saved report, or holds a malformed case (named).
+    """
+    path = Path(path)
+    source = source or str(path)
+    text = read_text(path)
+    builder = _Builder(source)
+    try:
+        _report_arrays(text, builder)
+    except json.JSONDecodeError as exc:
+        raise CompareError(
+            f"{source}: not a saved StructuredOutputReport (invalid JSON at line {exc.lineno} column {exc.colno}: "
+            f"{exc.msg}); save reports with helpers.harness.reports.save_report"
+        ) from None
+    except RecursionError:
+        raise CompareError(
+            f"{source}: not a saved StructuredOutputReport (nested too deeply to read); "
+            "save reports with helpers.harness.reports.save_report"
+        ) from None
+    except _Foreign as exc:
+        raise CompareError(
+            f"{source}: not a saved StructuredOutputReport ({exc}); "
+            "save reports with helpers.harness.reports.save_report"
+        ) from None
+    return builder.run()
+
+
+def read_text(path: Path) -> str:
+    """The file's UTF-8 text, or an error naming the file and what to do."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no saved report here; write one with helpers.harness.reports.save_report")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CompareError(
+            f"{path}: not UTF-8 text (byte {exc.start}); a saved report is the JSON save_report writes"
+        ) from None
+
+
+def read_run_file(path: Path | str) -> Run:
+    """Read a saved run for a comparison: a saved report (the report's pydantic JSON).
+
+    Raises:
+        FileNotFoundError: If there is no file at `path`.
+        CompareError: If the file is not a saved run, or holds a malformed case (named).
+    """
+    return read_saved_report(path)
