@@ -48,3 +48,8 @@ def score_outputs_sync(
 ) -> StructuredOutputReport:
     """`score_outputs` for code that is not already inside an event loop (scripts, tests)."""
     return asyncio.run(score_outputs(cases, outputs, evaluator))
+
+
+def score_task_sync(cases: Sequence[Case], task: Callable, evaluator: Evaluator) -> StructuredOutputReport:
+    """`score_task` for code that is not already inside an event loop (commands, tests)."""
+    return asyncio.run(score_task(cases, task, evaluator))

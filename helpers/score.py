@@ -1,0 +1,235 @@
+"""Score your agent's structured output field by field, and save the run for `compare`.
+
+    python -m helpers.score --schema M:Class --cases CASES.jsonl --predictions PREDICTIONS.jsonl --out RUN.json
+    python -m helpers.score --schema M:Class --cases CASES.jsonl --task M:function --cassettes DIR --out RUN.json
+
+Each case's `expected_output` is compared with its output by Strands Evals'
+`StructuredOutputSimilarity(schema)` in one `Experiment(..., report_cls=StructuredOutputReport)`.
+The outputs come from a predictions file, or from running `task(case, model)`, where `model`
+replays the case's cassette (`--mode replay`, the default) or is the live Bedrock model
+(`--mode live`, needs AWS credentials). The saved report is the report's own pydantic JSON;
+the per-field table and the per-case scores are printed.
+
+Arguments and files are checked before Strands Evals is imported, so `--help` and a bad
+argument answer at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+EXIT_CODES = """\
+Exit codes:
+  0  scored: the report was written to --out, the tables printed
+  1  a dependency is missing: run `make setup`
+  2  bad input: a file, schema, task or cassette that does not load (the message names the
+     file, the line or case, and the fix), or a replay that does not match its cassette;
+     nothing was written
+"""
+EXIT_OK = 0
+EXIT_MISSING_DEPENDENCY = 1
+EXIT_BAD_INPUT = 2
+MODE_VARIABLE = "EVAL_NOTEBOOKS_MODE"  # helpers.mode.ENV_VAR, which tests set to replay
+
+
+class BadInput(Exception):
+    """Ends the command with exit 2; the message is the one paragraph the user sees."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.score",
+        description=__doc__.split("\n\n")[0].strip(),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--schema", required=True, help="the output model, as module:Class")
+    parser.add_argument("--cases", required=True, type=Path, help="the JSONL case file")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--predictions", type=Path, help="a JSONL file of stored outputs, one per case")
+    source.add_argument("--task", help="the task function task(case, model), as module:function")
+    parser.add_argument("--cassettes", type=Path, help="the cassette folder the task replays (with --task)")
+    parser.add_argument("--mode", choices=("replay", "live"), help="replay the cassettes (default) or call Bedrock")
+    parser.add_argument("--out", required=True, type=Path, help="where to write the saved report (JSON)")
+    parser.add_argument(
+        "--match-threshold", type=float, default=0.7, help="score at which a case passes, in [0, 1] (default 0.7)"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
+    """Run the command; returns the exit code."""
+    out = out or sys.stdout
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        mode = check_arguments(args)
+        report = run(args, mode, out)
+    except BadInput as exc:
+        print(f"{exc} Nothing was written.", file=out)
+        return EXIT_BAD_INPUT
+    except ImportError as exc:
+        print(f"Missing dependency: {exc.name or exc}. Install the project with `make setup`.", file=out)
+        return EXIT_MISSING_DEPENDENCY
+    print_report(report, out)
+    print(f"Saved the report to {args.out}.", file=out)
+    return EXIT_OK
+
+
+def check_arguments(args: argparse.Namespace) -> str | None:
+    """Refuse bad arguments and missing files with the standard library only; returns the mode (task runs)."""
+    if not 0.0 <= args.match_threshold <= 1.0:
+        raise BadInput(f"--match-threshold {args.match_threshold} is outside [0, 1]; pass a score such as 0.7.")
+    _need_file(args.cases, "--cases", "the JSONL case file")
+    if args.predictions is not None:
+        if args.cassettes is not None or args.mode is not None:
+            raise BadInput("--cassettes and --mode go with --task; scoring --predictions runs no agent.")
+        _need_file(args.predictions, "--predictions", "the JSONL predictions file")
+        mode = None
+    else:
+        mode = args.mode or "replay"
+        forced = os.environ.get(MODE_VARIABLE, "").strip().lower()
+        if mode == "live" and forced == "replay":
+            raise BadInput(f"--mode live, but {MODE_VARIABLE}=replay forbids live calls; unset it to call Bedrock.")
+        if mode == "replay":
+            if args.cassettes is None:
+                raise BadInput("--task in replay mode needs --cassettes DIR, the folder its exchanges are in.")
+            if not args.cassettes.is_dir():
+                raise BadInput(
+                    f"--cassettes {args.cassettes}: no such folder; record it with `python -m helpers.record` "
+                    "(same --schema, --cases, --task and --cassettes)."
+                )
+    if args.out.is_dir():
+        raise BadInput(f"--out {args.out} is a folder; name the report file, such as {args.out / 'run.json'}.")
+    if args.out.resolve() in {args.cases.resolve(), (args.predictions or args.cases).resolve()}:
+        raise BadInput(f"--out {args.out} would overwrite an input file; name a new report file.")
+    return mode
+
+
+def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
+    """Load everything, score it in one call, and save the report; raises `BadInput` on bad data."""
+    from strands_evals.evaluators import StructuredOutputSimilarity
+
+    from helpers.exchanges.fixtures import FixtureError
+    from helpers.harness.cases import CaseFileError, load_cases, load_predictions
+    from helpers.harness.reports import save_report
+    from helpers.harness.schema import SchemaError, load_schema, load_task
+    from helpers.harness.scoring import score_task_sync, stored_output_task
+
+    try:
+        schema = load_schema(args.schema)
+        cases = load_cases(args.cases, schema)
+        if args.predictions is not None:
+            task = stored_output_task(load_predictions(args.predictions, schema, cases))
+            print(f"Scoring {len(cases)} case(s) from {args.predictions}.", file=out)
+        else:
+            task = agent_task(load_task(args.task), schema, args, mode, cases, out)
+    except (SchemaError, CaseFileError, FixtureError) as exc:
+        raise BadInput(str(exc).rstrip(".") + ".") from exc
+    evaluator = StructuredOutputSimilarity(schema, match_threshold=args.match_threshold)
+    report = score_task_sync(cases, task, evaluator)  # the one scoring step
+    problems = getattr(task, "problems", [])
+    if problems:
+        raise BadInput("The replay did not match its cassettes: " + " ".join(problems))
+    save_report(report, args.out)
+    return report
+
+
+def agent_task(
+    user_task: Callable[[Any, Any], Any], schema: Any, args: argparse.Namespace, mode: str, cases: list, out: TextIO
+) -> Callable[[Any], dict[str, Any]]:
+    """The harness task around `task(case, model)`: every cassette is checked before any agent runs."""
+    from strands_evals import eval_task
+
+    from helpers.exchanges.cassettes import Cassettes
+    from helpers.exchanges.replay import ReplayExhaustedError
+    from helpers.record import record_command
+
+    problems: list[str] = []
+    if mode == "live":
+        model = _live_model()
+        print(f"Scoring {len(cases)} case(s) live with {model.get_config().get('model_id')}.", file=out)
+        models = {case.name: (lambda model=model: model) for case in cases}
+    else:
+        command = record_command(args.schema, args.cases, args.task, args.cassettes)
+        names = [case.name for case in cases]
+        cassettes = Cassettes(args.cassettes, names, tool_name=schema.__name__, record_command=command)
+        exchanges = cassettes.load_all()
+        hand = sum(exchange.hand_authored for exchange in exchanges.values())
+        label = f", {hand} of them hand-authored" if hand else ""
+        print(f"Scoring {len(cases)} case(s) by replaying {args.cassettes}{label}.", file=out)
+        models = {name: (lambda name=name: cassettes.replay(name, exchanges[name])) for name in exchanges}
+
+    @eval_task()
+    def task(case: Any) -> dict[str, Any]:
+        model = models[case.name]()
+        try:
+            output = user_task(case, model)
+        except Exception as exc:
+            integrity = _replay_problem(exc, (ReplayExhaustedError,))
+            if integrity is not None:
+                problems.append(f"case {case.name!r}: {integrity}")
+            raise
+        if hasattr(model, "check_finished"):
+            try:
+                model.check_finished()
+            except Exception as exc:
+                problems.append(f"case {case.name!r}: {exc}")
+        return {"output": output}
+
+    task.problems = problems  # type: ignore[attr-defined]
+    return task
+
+
+def _replay_problem(exc: BaseException, also: tuple[type[BaseException], ...]) -> str | None:
+    """The message of a cassette mismatch anywhere in the exception's cause chain, else None."""
+    from helpers.exchanges.fixtures import FixtureError
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, (FixtureError, *also)):
+            return str(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _live_model() -> Any:
+    from helpers.services.bedrock import CredentialsError, check_credentials, live_model
+
+    try:
+        check_credentials()
+        return live_model()
+    except CredentialsError as exc:
+        raise BadInput(f"--mode live: {exc}.") from exc
+
+
+def print_report(report: Any, out: TextIO) -> None:
+    """The per-field table, worst F1 first, and the per-case scores, as plain text."""
+    from helpers.render.text import text_table
+
+    fields = report.metrics().field_metrics
+    rows = sorted(fields.items(), key=lambda item: (item[1].get("cm_f1", 0.0), item[0]))
+    print("Per field:", file=out)
+    header = ("field", "tp", "fn", "fa", "fd", "precision", "recall", "f1")
+    keys = ("tp", "fn", "fa", "fd", "cm_precision", "cm_recall", "cm_f1")
+    print(text_table(header, [(path, *(counts.get(key) for key in keys)) for path, counts in rows]), file=out)
+    print("\nPer case:", file=out)
+    cases = report.per_case()
+    table = [(row["case"], float(row["overall_score"]), "pass" if row["test_pass"] else "FAIL") for row in cases]
+    print(text_table(("case", "score", "verdict"), table), file=out)
+    passed = sum(1 for row in cases if row["test_pass"])
+    print(f"\nOverall score {report.overall_score:.3f}; {passed} of {len(cases)} case(s) pass.", file=out)
+
+
+def _need_file(path: Path, option: str, what: str) -> None:
+    if not path.is_file():
+        raise BadInput(f"{option} {path}: no such file; pass {what}.")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
