@@ -12,6 +12,12 @@ STAMP := $(VENV)/.synced
 # Jupyter refuses to start as root (containers, CI boxes) unless told it is deliberate.
 LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
+# A make variable's raw text as one shell word: single-quoted, its own single quotes escaped.
+shell_word = '$(subst ','\'',$(value $(1)))'
+# make exports command-line variables to every recipe, expanding them first: `$(shell ...)` in a
+# value typed for compare would run. They are passed as words instead (see `compare`).
+unexport OLD NEW GATES
+
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
@@ -64,8 +70,12 @@ record: $(STAMP) ## Re-record the offline invoice exchange against Bedrock (need
 record-fcc: $(STAMP) ## Re-record the FCC snapshot and extractions live (needs AWS_PROFILE and network)
 	$(BIN)/python -m helpers.record_fcc
 
+# OLD, NEW and GATES reach the command as typed: each is passed as one single-quoted word of its
+# raw text (make's `value`, so neither make nor the shell expands anything in it), and the script
+# splits GATES into words without a shell. It then becomes `python -m helpers.compare`; make
+# reports that command's failure as `Error N` and exits 2 itself, so CI calls the command directly.
 compare: $(STAMP) ## Compare two saved reports and apply gates: make compare OLD=a.json NEW=b.json GATES="--gate 'overall >= 0.8'"
-	$(BIN)/python -m helpers.compare $(OLD) $(NEW) $(GATES)
+	@$(BIN)/python scripts/make_compare.py $(call shell_word,OLD) $(call shell_word,NEW) $(call shell_word,GATES)
 
 bench: $(STAMP) ## Benchmarks: FuzzyEquals against deepdiff, measured in one run
 	$(BIN)/python bench/bench_fuzzy.py

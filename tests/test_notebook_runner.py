@@ -1,16 +1,22 @@
-"""`scripts/notebooks.py`: what `make run`, `make outputs` and `make check-outputs` rely on.
-
-In process (`main(argv)`), with real kernels running small scratch notebooks.
+"""The scripts behind the Makefile: `scripts/notebooks.py` (`make run`, `make outputs`,
+`make check-outputs`), in process with real kernels on scratch notebooks, and
+`scripts/make_compare.py` (`make compare`), through make itself.
 """
 
 import errno
 import os
+import subprocess
 from pathlib import Path
 
 import nbformat
 import pytest
+from strands_evals.evaluators import StructuredOutputSimilarity
 
-from scripts import notebooks
+from helpers.examples.invoices import Invoice, reference_cases
+from helpers.harness.reports import save_report
+from scripts import make_compare, notebooks
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def notebook(folder: Path, *sources: str, name: str = "scratch.ipynb") -> Path:
@@ -102,3 +108,36 @@ def test_a_bad_command_is_exit_2(capsys):
     with pytest.raises(SystemExit) as stopped:
         notebooks.main(["execute"])
     assert stopped.value.code == 2
+
+
+def make_compare_target(tmp_path: Path, *variables: str) -> subprocess.CompletedProcess:
+    """`make compare VAR=...` as a user types it; `-o` keeps make from rebuilding the environment."""
+    argv = ["make", "-C", str(ROOT), "--no-print-directory", "-o", ".venv/.synced", "compare", *variables]
+    return subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+
+def test_make_compare_keeps_gates_as_typed_and_executes_nothing_in_them(tmp_path):
+    hostile = f"--gate 'overall >= 0.8' $(touch {tmp_path}/a) `touch {tmp_path}/b`; touch {tmp_path}/c"
+    hostile += f" '$(shell touch {tmp_path}/d)'"
+    done = make_compare_target(tmp_path, f"OLD={tmp_path}/missing.json", "NEW=it's new.json", f"GATES={hostile}")
+    assert sorted(path.name for path in tmp_path.iterdir()) == []  # no file made, not even one named 0.8
+    assert "+ python -m helpers.compare " in done.stderr and "--gate 'overall >= 0.8' '$(touch' " in done.stderr
+    assert f"unrecognized arguments: $(touch {tmp_path}/a) `touch {tmp_path}/b`; touch" in done.stderr
+    assert "make: *** [Makefile" in done.stderr and "compare] Error 2" in done.stderr
+
+
+def test_make_compare_names_the_commands_own_exit_code(tmp_path, score_reference):
+    report = score_reference(StructuredOutputSimilarity(Invoice), reference_cases())
+    old, new = save_report(report, tmp_path / "old.json"), save_report(report, tmp_path / "new.json")
+    passing = make_compare_target(tmp_path, f"OLD={old}", f"NEW={new}", "GATES=--gate 'overall >= 0.5'")
+    assert passing.returncode == 0, passing.stderr
+    failing = make_compare_target(tmp_path, f"OLD={old}", f"NEW={new}", "GATES=--gate 'overall >= 0.99'")
+    assert failing.returncode == 2 and "compare] Error 1" in failing.stderr  # make's 2, the gate's 1 named
+
+
+def test_make_compare_needs_both_reports_and_closed_quotes():
+    with pytest.raises(ValueError, match="OLD and NEW are both needed"):
+        make_compare.command("a.json", "", "")
+    with pytest.raises(ValueError, match="cannot be split into words .*close every quote"):
+        make_compare.command("a.json", "b.json", "--gate 'overall >= 0.8")
+    assert make_compare.command("a.json", "b.json", "--gate 'overall >= 0.8'")[-2:] == ["--gate", "overall >= 0.8"]
