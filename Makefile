@@ -15,8 +15,8 @@ LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # A make variable's raw text as one shell word: single-quoted, its own single quotes escaped.
 shell_word = '$(subst ','\'',$(value $(1)))'
 # make exports command-line variables to every recipe, expanding them first: `$(shell ...)` in a
-# value typed for compare would run. They are passed as words instead (see `compare`).
-unexport OLD NEW GATES
+# value typed for compare would run. They are passed as words instead (see `compare`, `outputs`).
+unexport OLD NEW GATES NB
 
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
@@ -58,7 +58,7 @@ format: $(STAMP) ## Apply ruff fixes and formatting
 	$(BIN)/ruff format .
 
 outputs: $(STAMP) ## Re-execute notebooks in replay mode and store their outputs (NB=name to pick one)
-	$(BIN)/python scripts/notebooks.py outputs $(NB)
+	$(BIN)/python scripts/notebooks.py outputs $(foreach name,$(value NB),'$(subst ','\'',$(name))')
 
 check-outputs: $(STAMP) ## Normalize notebook metadata and fail if that changed anything
 	$(BIN)/python scripts/notebooks.py normalize
