@@ -11,7 +11,6 @@ import time
 import typing
 
 import pytest
-from strands import Agent
 from strands.tools.structured_output.structured_output_tool import StructuredOutputTool
 from strands_evals import Case, eval_task
 from strands_evals.evaluators import StructuredOutputSimilarity
@@ -33,6 +32,7 @@ from helpers.examples.fcc.documents import (
 )
 from helpers.examples.fcc.run import exchanges_summary, open_run, progress, source_lines
 from helpers.examples.fcc.schema import MAX_TEXT_CHARS, PROMPT, FccInvoice, FccLineItem, build_prompt
+from helpers.examples.fcc.task import extract
 from helpers.examples.fcc.tuned import FccInvoiceTuned, FccLineItemTuned, date_comparison
 from helpers.exchanges.fixtures import Exchange, FixtureError
 from helpers.harness.scoring import score_task
@@ -324,13 +324,11 @@ def replayed(no_network):
     extractions = {}
 
     @eval_task()
-    def extract(case):
-        agent = Agent(model=case_model(case.name, "replay"), callback_handler=None)
-        result = agent(case.input, structured_output_model=FccInvoice)
-        extractions[case.name] = result.structured_output
-        return {"output": result.structured_output}
+    def replayed_extract(case):
+        extractions[case.name] = extract(case, case_model(case.name, "replay"))
+        return {"output": extractions[case.name]}
 
-    report = run_experiment(StructuredOutputSimilarity(FccInvoice), extract, cases)
+    report = run_experiment(StructuredOutputSimilarity(FccInvoice), replayed_extract, cases)
     tuned = StructuredOutputSimilarity(FccInvoiceTuned, match_threshold=FccInvoiceTuned.match_threshold)
     again = eval_task()(lambda case: {"output": extractions[case.name]})
     tuned_report = run_experiment(tuned, again, cases)
@@ -375,11 +373,10 @@ def test_a_failing_case_is_scored_as_a_failure_and_the_run_goes_on():
     unrecorded = Case(name="not-recorded", input=first.input, expected_output=first.expected_output)
 
     @eval_task()
-    def extract(case):
-        agent = Agent(model=case_model(case.name, "replay"), callback_handler=None)
-        return {"output": agent(case.input, structured_output_model=FccInvoice).structured_output}
+    def replayed_extract(case):
+        return {"output": extract(case, case_model(case.name, "replay"))}
 
-    report = run_experiment(StructuredOutputSimilarity(FccInvoice), extract, [first, unrecorded])
+    report = run_experiment(StructuredOutputSimilarity(FccInvoice), replayed_extract, [first, unrecorded])
     assert report.test_passes == [True, False]
     assert report.scores[1] == 0
     assert "make record-fcc" in report.reasons[1]
@@ -421,3 +418,27 @@ def test_the_two_date_mistakes_the_notebook_describes():
         ("hand-authored-01", "LineItemStartDate", "10/05/16", "2016-10-05"),  # reformatted, same day
         ("hand-authored-08", "LineItemEndDate", "10/07/16", "10/08/16"),  # one day off
     ]
+
+
+def test_the_notebook_shows_the_task_the_recorder_runs():
+    """The notebook writes `extract` in a cell, so the Agent call is visible; it must be this one."""
+    import ast
+    import inspect
+
+    import nbformat
+
+    from helpers.examples.fcc import task
+    from helpers.files import REPO_ROOT
+
+    notebook = nbformat.read(REPO_ROOT / "examples" / "notebooks" / "Strands_Evals_FCC_Live_Agent.ipynb", 4)
+    shown = [
+        node
+        for cell in notebook.cells
+        if cell.cell_type == "code" and "def extract(" in cell.source
+        for node in ast.parse(cell.source.replace("await ", "")).body
+        if isinstance(node, ast.FunctionDef) and node.name == "extract"
+    ]
+    recorded = ast.parse(inspect.getsource(task.extract)).body[0]
+    assert len(shown) == 1
+    assert [ast.dump(node) for node in shown[0].body] == [ast.dump(node) for node in recorded.body]
+    assert [arg.arg for arg in shown[0].args.args] == [arg.arg for arg in recorded.args.args] == ["case", "model"]
