@@ -3,7 +3,8 @@
 A number in a markdown cell must appear, to the precision quoted, in the code or the stored
 outputs of the same notebook (a percentage may appear as a fraction). nbval then checks the
 stored outputs against a fresh run, so a quoted number can go stale only by failing a test.
-Numbers inside `code spans` are code, not claims, and section numbers are headings.
+Numbers inside `code spans` are code, not claims, section numbers are headings, and web
+addresses (an issue number in a link) are references.
 """
 
 import re
@@ -40,6 +41,7 @@ def quoted(notebook) -> list[tuple[int, str]]:
         if cell.cell_type != "markdown":
             continue
         prose = re.sub(r"`[^`]*`", " ", cell.source)
+        prose = re.sub(r"https?://\S+", " ", prose)
         prose = re.sub(r"^#+ \d+\.", " ", prose, flags=re.MULTILINE)
         found += [(index, token) for token in NUMBER.findall(prose)]
     return found
@@ -66,7 +68,9 @@ def test_every_quoted_number_is_shown_by_a_cell(path):
 def test_the_check_catches_an_unshown_number():
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
-        nbformat.v4.new_markdown_cell("## 1. Scores\n\nOverall 0.754, and `0.999` is code."),
+        nbformat.v4.new_markdown_cell(
+            "## 1. Scores\n\nOverall 0.754, and `0.999` is code; see https://example.org/issues/249."
+        ),
         nbformat.v4.new_code_cell("print(score)"),
     ]
     notebook.cells[1].outputs = [nbformat.v4.new_output("stream", text="0.7541666\n")]
