@@ -135,7 +135,7 @@ def failed_batch(batch: Batch, scorer: Scorer, problem: str, keep_report: bool) 
             overall_score=0.0,
             scores=[0.0] * count,
             test_passes=[False] * count,
-            cases=[{**case, **tags} for case in _failed_cases(batch, scorer)],
+            cases=[{**case, **tags} for case in _failed_cases(batch)],
             reasons=[reason] * count,
             detailed_results=[[] for _ in range(count)],
             diagnoses=[None] * count,
@@ -144,9 +144,7 @@ def failed_batch(batch: Batch, scorer: Scorer, problem: str, keep_report: bool) 
     return BatchResult(batch.index, rows, report)
 
 
-def _failed_cases(batch: Batch, scorer: Scorer) -> Sequence[dict[str, Any]]:
-    schema = scorer.model()
-    return [
-        Case.model_validate({**fields, "expected_output": unpack(expected, schema)}).model_dump()
-        for fields, expected in zip(batch.cases, batch.expected, strict=True)
-    ]
+def _failed_cases(batch: Batch) -> Sequence[dict[str, Any]]:
+    """The failed cases' records, from their travelling form: they may be what could not be rebuilt."""
+    pairs = zip(batch.cases, batch.expected, strict=True)
+    return [{**fields, "expected_output": expected[1]} for fields, expected in pairs]

@@ -41,6 +41,7 @@ class Engine:
     executor: Executor
     slots: int
     name: str
+    address: str | None = None  # the Dask scheduler's, for other clients to connect to
 
 
 def local_workers(requested: int | None) -> int:
@@ -78,7 +79,9 @@ def open_engine(workers: int = 1, cluster: str | None = None) -> Iterator[Engine
         return
     with _dask_client(workers, cluster) as (client, name):
         slots = max(1, sum(client.nthreads().values()))
-        yield Engine(client.get_executor(pure=False), slots, name)
+        if not client.nthreads():
+            raise EngineError(f"--cluster {cluster}: the scheduler has no workers; start one: `dask worker ADDRESS`")
+        yield Engine(client.get_executor(pure=False), slots, name, client.scheduler.address)
 
 
 @contextmanager

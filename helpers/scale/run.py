@@ -31,7 +31,7 @@ from strands_evals.evaluators import StructuredOutputReport
 
 from helpers.harness.results import Counts, ResultRow, ResultsHeader, ResultsWriter
 from helpers.scale.batches import Batch, BatchResult, Scorer, failed_batch, score_batch
-from helpers.scale.engine import open_engine
+from helpers.scale.engine import Engine, open_engine
 from helpers.scale.progress import FinalLine, Progress
 
 BATCH_SIZE = 32
@@ -116,6 +116,7 @@ def score_at_scale(
     results: Path | str | None = None,
     progress: Progress | None = None,
     total: int | None = None,
+    engine: Engine | None = None,
 ) -> ScaleRun:
     """Score `(case, output)` pairs on `workers` processes or a Dask cluster, merged in case order.
 
@@ -129,6 +130,8 @@ def score_at_scale(
         results: Write the compact per-document results file here as batches arrive.
         progress: Where progress goes (default: a final line only).
         total: The number of documents, for the bar, when `pairs` cannot say.
+        engine: An engine already open (`helpers.scale.engine.open_engine`), to score several runs
+            on one cluster; `workers` and `cluster` are then not used.
 
     Returns:
         The summary, the report when `keep_report`, and the results path.
@@ -150,7 +153,8 @@ def score_at_scale(
             reports.append(result.report)
         progress.advance(len(result.rows), len(summary.failed) - failed_before)
 
-    with open_engine(workers, cluster) as engine, writer if writer is not None else nullcontext():
+    opened = nullcontext(engine) if engine is not None else open_engine(workers, cluster)
+    with opened as engine, writer if writer is not None else nullcontext():
         progress.start(total, engine.name)
         try:
             _fan_out(

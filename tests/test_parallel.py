@@ -1,0 +1,203 @@
+"""Scoring at scale: rollups equal to one process on 1, 2 and Dask's workers; failures named; memory bounded."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from strands_evals import Case
+from strands_evals.evaluators import StructuredOutputSimilarity
+
+from helpers.examples.invoices import Invoice, reference_cases
+from helpers.examples.simulated_large import SCHEMA, simulated_run
+from helpers.harness.results import COUNTS, iter_results, rows_from_report
+from helpers.harness.schema import load_schema
+from helpers.harness.scoring import score_outputs_sync
+from helpers.scale import engine as engine_module
+from helpers.scale.batches import Scorer
+from helpers.scale.engine import EngineError, open_engine
+from helpers.scale.progress import FinalLine
+from helpers.scale.run import _fan_out, batches, score_at_scale
+
+
+def mixed_run() -> list[tuple[Case, object]]:
+    """Nested lists of many items, the hand-authored reference cases, an unreadable output, no ground truth."""
+    pairs: list[tuple[Case, object]] = list(simulated_run(12, 6))
+    for ref in reference_cases():
+        pairs.append((Case(name=ref.name, input=ref.broken, expected_output=ref.ground_truth), ref.prediction))
+    truth = pairs[0][0].expected_output
+    pairs.append((Case(name="unreadable", input="x", expected_output=truth), {"unrelated": 1}))
+    pairs.append((Case(name="not-json", input="x", expected_output=truth), "not json"))
+    pairs.append((Case(name="no-truth", input="x", expected_output=None), truth))
+    return pairs
+
+
+@pytest.fixture(scope="module")
+def run_pairs():
+    return mixed_run()
+
+
+@pytest.fixture(scope="module")
+def single(run_pairs):
+    cases = [case for case, _ in run_pairs]
+    outputs = {case.name: output for case, output in run_pairs}
+    return score_outputs_sync(cases, outputs, StructuredOutputSimilarity(Invoice))
+
+
+@pytest.fixture(scope="module")
+def local_cluster():
+    """One local Dask cluster of 2 worker processes for the module, started as `--cluster local` starts it."""
+    pytest.importorskip("distributed")
+    with open_engine(2, "local") as engine:
+        yield engine
+
+
+def assert_same_rollups(report, single):
+    assert report.model_dump() == single.model_dump()
+    parallel_metrics, single_metrics = report.metrics(), single.metrics()
+    assert parallel_metrics.field_metrics.keys() == single_metrics.field_metrics.keys()
+    for path, values in single_metrics.field_metrics.items():
+        assert parallel_metrics.field_metrics[path] == values, path
+    assert parallel_metrics.metrics == single_metrics.metrics
+    assert report.per_case() == single.per_case()
+    assert report.overall_score == single.overall_score
+    assert report.test_passes == single.test_passes
+
+
+def assert_same_summary(summary, single):
+    assert summary.overall_score == single.overall_score
+    assert summary.pass_rate == sum(single.test_passes) / len(single.test_passes)
+    metrics = single.metrics()
+    for path, values in metrics.field_metrics.items():
+        assert summary.counts[path].model_dump() == {key: values.get(key, 0) for key in COUNTS}, path
+    assert summary.overall.model_dump() == {key: metrics.metrics.get(key, 0) for key in COUNTS}
+    assert summary.unreadable == ["unreadable", "not-json"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_local_workers_build_the_one_process_report(run_pairs, single, workers, tmp_path):
+    run = score_at_scale(run_pairs, Scorer(SCHEMA), workers=workers, batch_size=4, results=tmp_path / "r.jsonl")
+    assert_same_rollups(run.report, single)
+    assert_same_summary(run.summary, single)
+    assert list(iter_results(tmp_path / "r.jsonl")) == list(rows_from_report(single))
+
+
+def test_local_dask_cluster_builds_the_one_process_report(run_pairs, single, local_cluster):
+    run = score_at_scale(run_pairs, Scorer(SCHEMA), engine=local_cluster, batch_size=3)
+    assert run.engine == "a local Dask cluster of 2 workers"
+    assert_same_rollups(run.report, single)
+    assert_same_summary(run.summary, single)
+
+
+def test_compact_run_keeps_no_report_and_streams_the_same_rollups(run_pairs, single, local_cluster, tmp_path):
+    run = score_at_scale(
+        iter(run_pairs), Scorer(SCHEMA), engine=local_cluster, batch_size=5, keep_report=False, results=tmp_path / "r"
+    )
+    assert run.report is None
+    assert_same_summary(run.summary, single)
+    assert [row.name for row in iter_results(tmp_path / "r")] == [case.name for case, _ in run_pairs]
+
+
+def test_a_running_scheduler_is_reached_by_its_address(run_pairs, local_cluster):
+    pairs = run_pairs[-6:]
+    cases = [case for case, _ in pairs]
+    alone = score_outputs_sync(cases, dict((c.name, o) for c, o in pairs), StructuredOutputSimilarity(Invoice))
+    run = score_at_scale(pairs, Scorer(SCHEMA), cluster=local_cluster.address, batch_size=2)
+    assert run.engine == f"the Dask cluster at {local_cluster.address} (2 workers)"
+    assert_same_rollups(run.report, alone)
+
+
+FRAGILE = """
+from pydantic import BaseModel, field_validator
+
+class Part(BaseModel):
+    code: str
+
+    @field_validator("code")
+    @classmethod
+    def no_question_marks(cls, value):
+        if "?" in value:
+            raise ValueError("illegible code")
+        return value
+
+class Order(BaseModel):
+    order_id: str
+    parts: list[Part]
+"""
+
+
+@pytest.mark.parametrize("where", ["this process", "dask"])
+def test_a_batch_that_fails_in_its_worker_is_named_case_by_case(tmp_path, monkeypatch, where, request):
+    (tmp_path / "fragile_schema.py").write_text(textwrap.dedent(FRAGILE))
+    monkeypatch.delitem(sys.modules, "fragile_schema", raising=False)
+    order = load_schema("fragile_schema:Order", directory=tmp_path)
+    part = order.model_fields["parts"].annotation.__args__[0]
+    good = order(order_id="A", parts=[part(code="X1")])
+    # Built without validation, so it cannot be rebuilt from its JSON in the worker.
+    broken = order.model_construct(order_id="B", parts=[part.model_construct(code="X?")])
+    pairs = [(Case(name=f"o{i}", input="", expected_output=good), good) for i in range(4)]
+    pairs[2] = (Case(name="o2", input="", expected_output=broken), good)
+    lines = FinalLine()
+    engine = request.getfixturevalue("local_cluster") if where == "dask" else None
+    scorer = Scorer("fragile_schema:Order", directory=str(tmp_path))
+    run = score_at_scale(pairs, scorer, engine=engine, batch_size=2, progress=lines)
+    assert run.summary.failed == ["o2", "o3"]
+    assert run.report.scores == [1.0, 1.0, 0.0, 0.0]
+    assert run.report.test_passes == [True, True, False, False]
+    reason = run.summary.reasons["o2"]
+    assert "batch 1 (o2 .. o3, 2 cases) failed in its worker: ValidationError" in reason
+    assert "Traceback" not in reason
+    assert [case["name"] for case in run.report.cases] == ["o0", "o1", "o2", "o3"]
+    assert lines.line() == f"scored 4 documents on {run.engine}; 2 could not be scored"
+
+
+def test_batches_in_memory_are_bounded_by_the_window():
+    """However long the run, at most `window` batches are read ahead of the merge."""
+    pulled, merged, ahead = [], [], []
+
+    def work():
+        for index in range(40):
+            pulled.append(index)
+            ahead.append(len(pulled) - len(merged))
+            yield type("B", (), {"index": index, "names": [str(index)]})()
+
+    with ThreadPoolExecutor(2) as executor:
+        _fan_out_plain(executor, work(), merged.append)
+    assert merged == list(range(40))
+    assert max(ahead) <= 4
+
+
+def _fan_out_plain(executor, work, merge):
+    import helpers.scale.run as run_module
+
+    original = run_module.score_batch
+    run_module.score_batch = lambda scorer, batch, keep: batch
+    try:
+        _fan_out(executor, work, None, False, 4, lambda result: merge(result.index))
+    finally:
+        run_module.score_batch = original
+
+
+def test_batches_split_in_order_and_refuse_a_bad_size():
+    pairs = list(simulated_run(5, 1))
+    made = list(batches(pairs, Scorer(SCHEMA), 2))
+    assert [batch.names for batch in made] == [[f"sim-00000{i}" for i in pair] for pair in ((0, 1), (2, 3), (4,))]
+    with pytest.raises(ValueError, match="batch size 0"):
+        list(batches(pairs, Scorer(SCHEMA), 0))
+
+
+def test_missing_dask_names_the_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(EngineError, match=r"--cluster needs Dask.*pip install '\.\[cluster\]'"):
+        with open_engine(2, "local"):
+            pass
+
+
+def test_unreachable_scheduler_says_how_to_start_one(monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(engine_module, "CONNECT_TIMEOUT", "1s")
+    with pytest.raises(EngineError, match=r"--cluster tcp://127.0.0.1:9: no Dask scheduler answered.*dask scheduler"):
+        with open_engine(2, "tcp://127.0.0.1:9"):
+            pass
