@@ -2,6 +2,11 @@
 
 `EVAL_NOTEBOOKS_MODE` is `replay` (stored data only, never the network), `live` (real
 services) or `auto`, the default: live when AWS credentials resolve, replay otherwise.
+
+Choosing in `auto` opens no socket: the credentials check leaves out the EC2 and ECS metadata
+services unless `AWS_EC2_METADATA_DISABLED=false` is set, and any failure to load credentials
+(a `credential_process` printing non-JSON, an SSO profile never logged in, a broken config)
+means replay. The recorders run the same check and report the failure instead.
 """
 
 from __future__ import annotations
@@ -35,15 +40,16 @@ def aws_credentials_resolve() -> bool:
     """Whether boto3 finds credentials, without calling AWS (no network, no account printed).
 
     The same offline check the recorders fail fast on, imported here on first use so choosing
-    a mode does not load boto3 and strands for notebooks that never go live.
+    a mode does not load boto3 and strands for notebooks that never go live. Whatever fails
+    while loading credentials means "no": a notebook's first cell replays instead of crashing.
     """
     try:
-        from helpers.services.bedrock import CredentialsError, check_credentials
+        from helpers.services.bedrock import check_credentials
     except ImportError:
         return False
     try:
         check_credentials()
-    except CredentialsError:
+    except Exception:  # CredentialsError, or anything a credential provider raised
         return False
     return True
 

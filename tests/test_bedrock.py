@@ -1,5 +1,11 @@
 """The live model's settings, resolved offline: region order, credentials check, construction."""
 
+import hashlib
+import json
+import shlex
+import sys
+from datetime import UTC, datetime, timedelta
+
 import botocore.exceptions
 import pytest
 from strands.models import BedrockModel
@@ -44,7 +50,7 @@ def test_region_from_the_profile(monkeypatch, isolated_aws):
 
 
 def test_absent_credentials_say_what_to_set():
-    with pytest.raises(CredentialsError, match="no AWS credentials found; set AWS_PROFILE"):
+    with pytest.raises(CredentialsError, match="no AWS credentials found for profile 'default'.*set AWS_PROFILE"):
         check_credentials()
 
 
@@ -83,3 +89,78 @@ def test_live_model_names_a_missing_profile(monkeypatch):
     monkeypatch.setenv("AWS_PROFILE", "typo")
     with pytest.raises(CredentialsError, match="typo"):
         live_model()
+
+
+def process_printing(text: str, code: int = 0) -> str:
+    """A `credential_process` command line that prints `text` and exits with `code`."""
+    return shlex.join([sys.executable, "-c", f"import sys; print({text!r}); sys.exit({code})"])
+
+
+@pytest.mark.parametrize(("printed", "code"), [("not json at all", 0), ("{", 0), ("", 1), ("{}", 0)])
+def test_a_failing_credential_process_names_the_profile_and_the_setting(monkeypatch, isolated_aws, printed, code):
+    (isolated_aws / "config").write_text(f"[profile tool]\ncredential_process = {process_printing(printed, code)}\n")
+    monkeypatch.setenv("AWS_PROFILE", "tool")
+    with pytest.raises(CredentialsError, match="AWS profile 'tool': credential_process failed to give credentials"):
+        check_credentials()
+
+
+def test_a_working_credential_process_counts_and_prints_nothing(monkeypatch, isolated_aws, capsys):
+    answer = {"Version": 1, "AccessKeyId": "AKIAEXAMPLEKEY123456", "SecretAccessKey": "secretvalue"}
+    (isolated_aws / "config").write_text(f"[default]\ncredential_process = {process_printing(json.dumps(answer))}\n")
+    check_credentials()
+    printed = capsys.readouterr()
+    assert "AKIA" not in printed.out + printed.err
+
+
+def sso_profile(folder, monkeypatch) -> str:
+    """An SSO profile (the account id is a secret the messages must not show); HOME is `folder`."""
+    monkeypatch.setenv("HOME", str(folder))
+    (folder / "config").write_text(
+        "[profile work]\nsso_session = corp\nsso_account_id = 123456789012\nsso_role_name = Reader\n"
+        "region = us-east-1\n[sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\n"
+        "sso_region = us-east-1\n"
+    )
+    monkeypatch.setenv("AWS_PROFILE", "work")
+    cache = folder / ".aws" / "sso" / "cache"
+    cache.mkdir(parents=True)
+    return str(cache / (hashlib.sha1(b"corp").hexdigest() + ".json"))
+
+
+def test_an_sso_profile_never_logged_in_does_not_count(monkeypatch, isolated_aws):
+    sso_profile(isolated_aws, monkeypatch)
+    never = "'work' uses SSO but was never logged in.*aws sso login --profile work"
+    with pytest.raises(CredentialsError, match=never) as caught:
+        check_credentials()
+    assert "123456789012" not in str(caught.value)
+
+
+def test_an_sso_profile_counts_with_a_cached_login_and_not_with_an_expired_one(monkeypatch, isolated_aws):
+    token_file = sso_profile(isolated_aws, monkeypatch)
+    later = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    with open(token_file, "w") as handle:
+        json.dump({"accessToken": "t", "expiresAt": later}, handle)
+    check_credentials()  # read from disk only: the no_network fixture refuses any call
+    earlier = (datetime.now(UTC) - timedelta(hours=1)).isoformat()
+    with open(token_file, "w") as handle:
+        json.dump({"accessToken": "t", "expiresAt": earlier}, handle)
+    with pytest.raises(CredentialsError, match="'work': the SSO login has expired"):
+        check_credentials()
+
+
+def test_messages_never_show_an_account_id_or_a_key():
+    secret = "no role in 123456789012 for AKIAEXAMPLEKEY123456"
+    error = botocore.exceptions.TokenRetrievalError(provider="sso", error_msg=secret)
+    with pytest.raises(CredentialsError) as caught:
+        check_credentials(FakeSession(error=error))
+    assert "123456789012" not in str(caught.value) and "AKIAEXAMPLEKEY123456" not in str(caught.value)
+
+
+def test_live_model_has_bounded_timeouts_and_retries_and_takes_a_client_config(monkeypatch):
+    from botocore.config import Config
+
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    config = live_model().client.meta.config
+    assert config.read_timeout <= 120 and config.connect_timeout <= 30
+    assert config.retries["total_max_attempts"] <= 5
+    tuned = live_model(client_config=Config(read_timeout=2, retries={"total_max_attempts": 1})).client.meta.config
+    assert tuned.read_timeout == 2 and tuned.connect_timeout == config.connect_timeout

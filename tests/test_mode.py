@@ -1,4 +1,9 @@
-"""Mode selection from EVAL_NOTEBOOKS_MODE."""
+"""Mode selection from EVAL_NOTEBOOKS_MODE, and `auto`'s offline credentials check."""
+
+import shlex
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -40,3 +45,66 @@ def test_unknown_mode_lists_the_three(monkeypatch):
 def test_an_unreadable_aws_config_means_no_credentials(monkeypatch, no_aws_credentials):
     (no_aws_credentials / "config").write_text("[default\nregion = us-east-1\n")
     assert mode.aws_credentials_resolve() is False
+
+
+@pytest.fixture
+def metadata_service(monkeypatch):
+    """A stand-in EC2 metadata service on 127.0.0.1 that records every request and knows no role."""
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def answer(self) -> None:
+            seen.append(f"{self.command} {self.path}")
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_PUT = answer  # noqa: N815 (http.server's naming)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    monkeypatch.setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}/")
+    monkeypatch.setenv("AWS_METADATA_SERVICE_TIMEOUT", "1")
+    yield seen
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+@pytest.mark.parametrize("setting", [None, "", "true", "no"])
+def test_auto_never_asks_the_metadata_service_unless_told(monkeypatch, no_aws_credentials, metadata_service, setting):
+    monkeypatch.delenv("AWS_EC2_METADATA_DISABLED")
+    if setting is not None:
+        monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", setting)
+    monkeypatch.setenv(mode.ENV_VAR, "auto")
+    assert mode.current_mode() == "replay"
+    assert metadata_service == []
+
+
+def test_the_metadata_service_is_asked_when_the_user_says_so(monkeypatch, no_aws_credentials, metadata_service):
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "false")
+    assert mode.aws_credentials_resolve() is False  # the stand-in knows no role
+    assert metadata_service  # but it was asked
+
+
+def test_a_credential_process_printing_non_json_means_replay(monkeypatch, no_aws_credentials, capsys):
+    command = shlex.join([sys.executable, "-c", "print('Please log in first')"])
+    (no_aws_credentials / "config").write_text(f"[default]\ncredential_process = {command}\n")
+    monkeypatch.setenv(mode.ENV_VAR, "auto")
+    assert mode.current_mode() == "replay"
+
+
+def test_an_sso_profile_never_logged_in_means_replay(monkeypatch, no_aws_credentials):
+    monkeypatch.setenv("HOME", str(no_aws_credentials))
+    (no_aws_credentials / "config").write_text(
+        "[profile work]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = us-east-1\n"
+        "sso_account_id = 123456789012\nsso_role_name = Reader\n"
+    )
+    monkeypatch.setenv("AWS_PROFILE", "work")
+    monkeypatch.setenv(mode.ENV_VAR, "auto")
+    assert mode.current_mode() == "replay"
