@@ -8,7 +8,14 @@ import pytest
 from strands_evals.evaluators import Equals, StructuredOutputReport, StructuredOutputSimilarity
 from strands_evals.types.evaluation import EvaluationData
 
-from helpers.examples.invoices import Invoice, SparseInvoice, WeightedInvoice, reference_cases, sparse_cases
+from helpers.examples.invoices import (
+    Invoice,
+    SparseInvoice,
+    WeightedInvoice,
+    comparison_settings,
+    reference_cases,
+    sparse_cases,
+)
 
 REFERENCE_SCORES = {
     "perfect": (1.0, 1.0),
@@ -118,20 +125,12 @@ def test_weighted_invoice_fails_a_wrong_total_the_uniform_one_passes(similarity,
         assert heavy["field_scores"] == pytest.approx(uniform["field_scores"]), uniform["case"]
 
 
-def without_weights_and_names(config: dict) -> dict:
-    """A `to_stickler_config()` export with the weights and the class names taken out."""
-    kept = {key: value for key, value in config.items() if key not in ("weight", "model_name")}
-    if "fields" in kept:
-        kept["fields"] = {name: without_weights_and_names(field) for name, field in kept["fields"].items()}
-    return kept
-
-
 def test_weighted_invoice_configures_exactly_what_eval_for_infers_for_invoice():
     import stickler
 
     inferred = stickler.eval_for(Invoice).eval_model.to_stickler_config()
     configured = WeightedInvoice.to_stickler_config()
-    assert without_weights_and_names(configured) == without_weights_and_names(inferred)
+    assert comparison_settings(configured) == comparison_settings(inferred)
     description = inferred["fields"]["line_items"]["fields"]["description"]
     assert description["comparator_config"]["method"] == "token_set_ratio"
     assert description["clip_under_threshold"] is False
@@ -196,3 +195,26 @@ def test_the_comparators_behind_case_only_and_amount_off():
     assert LevenshteinComparator().compare("BETA INDUSTRIES", "Beta Industries") == 1.0, "no longer case-folds"
     assert round(abs(311.5 - 310.0) / 310.0 * 100, 2) == 0.48
     assert NumericComparator(relative_tolerance=0.001).compare(311.5, 310.0) == 0.0
+
+
+def test_the_vendor_comparator_ignores_case_and_spacing_but_not_a_lost_space():
+    from stickler import LevenshteinComparator
+
+    vendor = LevenshteinComparator()
+    assert vendor.compare("  Beta   Industries ", "Beta Industries") == 1.0, "no longer collapses whitespace"
+    assert vendor.compare("BetaIndustries", "Beta Industries") < 1.0
+
+
+def test_a_stricter_match_threshold_moves_a_wrong_description_out_of_the_leaf_rows(score_reference):
+    from helpers.examples.invoices import ReferenceCase
+
+    perfect = reference_cases()[0]
+    item = perfect.ground_truth.line_items[0].model_copy(update={"description": "Sprocket"})
+    wrong_description = perfect.ground_truth.model_copy(update={"line_items": [item]})
+    variant = [ReferenceCase("wrong description", "hand-authored", perfect.ground_truth, wrong_description)]
+    lenient = score_reference(StructuredOutputSimilarity(Invoice), variant).metrics().field_metrics
+    strict = score_reference(StructuredOutputSimilarity(Invoice, match_threshold=0.9), variant).metrics().field_metrics
+    assert (lenient["line_items"]["tp"], lenient["line_items"]["fd"]) == (1, 0)
+    assert lenient["line_items.description"]["fd"] == 1
+    assert (strict["line_items"]["tp"], strict["line_items"]["fd"]) == (0, 1)
+    assert "line_items.description" not in strict
