@@ -13,6 +13,7 @@ import pytest
 from strands_evals import Case
 from strands_evals.evaluators import Equals, StructuredOutputReport, StructuredOutputSimilarity
 
+from helpers.compare import bootstrap
 from helpers.compare.cli import main, report_text
 from helpers.compare.gates import GateError, evaluate_gates, parse_gate
 from helpers.compare.runs import (
@@ -538,3 +539,32 @@ def test_module_entry_point_exit_code(saved):
     )
     assert completed.returncode == 1, completed.stderr
     assert "old: old.json  new: new.json" in completed.stdout
+
+
+# --- the multiplicity-matrix bootstrap equals the gather it replaced ------------------------------
+
+
+def test_every_interval_equals_the_gather_over_the_same_indices(comparison):
+    """The old algorithm gathered resamples x documents x counts per field; the draws must equal it exactly."""
+    indices = comparison.indices
+    assert indices.shape == (RESAMPLES, len(comparison.pairing.cases))
+    for target in ["overall", *(f"{path}.{metric}" for path in comparison.paths for metric in ("f1", "fd"))]:
+        gathered = comparison.new.value(target, indices) - comparison.old.value(target, indices)
+        assert np.array_equal(comparison.resampled_delta(target), gathered), target
+        change = comparison.delta(target)
+        tail = (1 - comparison.confidence) / 2
+        low, high = np.quantile(gathered, [tail, 1 - tail])
+        assert (change.low, change.high) == (low, high), target
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 60, 10_000_000])
+def test_chunked_draws_equal_one_draw(monkeypatch, chunk):
+    """However the resamples are chunked, the indices, the mean scores and the count sums are the same."""
+    monkeypatch.setattr(bootstrap, "CHUNK_ELEMENTS", chunk)
+    generator = np.random.default_rng(5)
+    scores = generator.random((31, 2))
+    counts = generator.integers(0, 9, size=(31, 12))
+    means, sums = bootstrap.resample_sums(scores, counts, resamples=45, seed=11)
+    indices = bootstrap_indices(31, 45, seed=11)
+    assert np.array_equal(means, np.stack([scores[:, 0][indices].mean(axis=1), scores[:, 1][indices].mean(axis=1)], 1))
+    assert np.array_equal(sums, counts[indices].sum(axis=1))
