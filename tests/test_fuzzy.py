@@ -117,7 +117,7 @@ def test_explicit_none_survives_to_dict_and_from_dict():
 
 
 def test_unset_value_stays_unset_after_a_round_trip():
-    assert FuzzyEquals().to_dict() == {"evaluator_type": "FuzzyEquals"}
+    assert FuzzyEquals().to_dict() == {"evaluator_type": "FieldFuzzyEquals"}
     rebuilt = round_trip(FuzzyEquals())
     assert rebuilt.value is UNSET
     assert rebuilt.evaluate(case([1], [1]))[0].test_pass

@@ -1,5 +1,9 @@
-"""`FuzzyEquals`: a configurable deterministic evaluator for result sets, JSON and numbers."""
+"""`FuzzyEquals`: a configurable deterministic evaluator for result sets, JSON and numbers.
 
-from helpers.fuzzy.evaluator import FuzzyEquals
+`evaluator.py` is the Strands Evals adapter; `engine.py` walks and explains, `numeric.py` decides
+numbers exactly, `pairing.py` pairs unordered lists.
+"""
 
-__all__ = ["FuzzyEquals"]
+from helpers.fuzzy.evaluator import EVALUATORS, FuzzyEquals
+
+__all__ = ["EVALUATORS", "FuzzyEquals"]

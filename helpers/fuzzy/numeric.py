@@ -1,0 +1,141 @@
+"""Numbers for `FuzzyEquals`: one canonical form per value, and the tolerance test done exactly.
+
+Why exact: pairing under a tolerance sorts numbers and sweeps over them, which finds the best
+pairing only if each number's partners form one unbroken run in sorted order. That holds for
+`|a - b| <= max(relative * max(|a|, |b|), absolute)` over the real numbers when `relative < 1`,
+but not for the same test rounded in floats. So the test is decided in exact arithmetic: a float
+counts as its binary value and a tolerance as the decimal it was written as (`0.01` is 1/100).
+A float computation decides every case not within a hair of the boundary; only those few are
+redone with fractions, so the exactness costs almost nothing.
+
+Exact also means that Decimals and numeric strings with hundreds of digits stay what they are:
+a value a float cannot hold (beyond its range, or too small for it) is kept as a `Fraction`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from decimal import Decimal, localcontext
+from fractions import Fraction
+from typing import Any
+
+NAN = ("nan",)
+
+EXACT_DIGITS = 4300
+"""Decimals and numeric strings whose exponent passes this many digits compare by equality only.
+
+Converting `Decimal("1e999999999")` to an exact integer would need a billion digits; this bound
+is Python's own limit for turning text into an int.
+"""
+
+_FLOAT_EXACT_INT = 2**53  # ints below this convert to float exactly
+_SLACK = 2.0**-40  # float test results this close to the boundary are redone exactly
+_TINY = 1e-290  # below this, float rounding is no longer relative: decide exactly
+
+
+def number(value: Any) -> tuple:
+    """Canonical number: `("n", v)` with `v` an int, float or Fraction; `NAN`; or `("big", d)`.
+
+    An integral value is an int; a fraction is the nearest float (so `Decimal("0.1")` equals the
+    float `0.1`, as a JSON reader would give it) unless no float holds it, then an exact Fraction.
+    """
+    if isinstance(value, Decimal):
+        return _decimal(value)
+    if isinstance(value, numbers.Integral):
+        return ("n", int(value))
+    if isinstance(value, numbers.Rational):
+        if value.denominator == 1:
+            return ("n", int(value))
+        return ("n", _nearest_float(Fraction(value.numerator, value.denominator)))
+    result = float(value)
+    return ("n", result) if result == result else NAN
+
+
+def _decimal(value: Decimal) -> tuple:
+    if value.is_nan():
+        return NAN
+    if value.is_infinite():
+        return ("n", float(value))
+    if abs(value.adjusted()) > EXACT_DIGITS or -value.as_tuple().exponent > EXACT_DIGITS:
+        return ("big", value.normalize())
+    if value == value.to_integral_value():
+        return ("n", int(value))
+    return ("n", _nearest_float(Fraction(value)))
+
+
+def _nearest_float(exact: Fraction) -> float | Fraction:
+    """The float nearest `exact`, or `exact` itself when a float would overflow or flush to zero."""
+    try:
+        result = float(exact)
+    except OverflowError:
+        return exact
+    if result == 0 or math.isinf(result) or abs(result) < 2.2250738585072014e-308:
+        return exact
+    return result
+
+
+def is_infinite(value: Any) -> bool:
+    """For canonical numbers: only a float can be infinite."""
+    return type(value) is float and math.isinf(value)
+
+
+def _as_float(value: Any) -> float | None:
+    """`value` as a float when that is exact and finite, else None."""
+    kind = type(value)
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is int and -_FLOAT_EXACT_INT <= value <= _FLOAT_EXACT_INT:
+        return float(value)
+    return None
+
+
+class Tolerance:
+    """The numeric knobs, and the one test every comparison and the pairing use."""
+
+    def __init__(self, relative: float, absolute: float) -> None:
+        self.relative = relative
+        self.absolute = absolute
+        self.tolerant = relative > 0 or absolute > 0
+        self.exact_relative = Fraction(repr(relative))  # the decimal the user wrote
+        self.exact_absolute = Fraction(repr(absolute))
+        self.sortable = relative < 1  # partners form one run in sorted order (see the module doc)
+
+    def near(self, x: Any, y: Any) -> bool:
+        """Whether two canonical numbers are equal or within tolerance, decided exactly."""
+        if x == y:
+            return True
+        if not self.tolerant or is_infinite(x) or is_infinite(y):
+            return False
+        a, b = _as_float(x), _as_float(y)
+        if a is not None and b is not None:
+            off = abs(a - b)
+            allowed = max(self.relative * max(abs(a), abs(b)), self.absolute)
+            if off <= allowed * (1 - _SLACK):
+                return True
+            if off > allowed * (1 + _SLACK) and allowed > _TINY and not math.isinf(off):
+                return False
+        return self._near_exactly(Fraction(x), Fraction(y))
+
+    def _near_exactly(self, x: Fraction, y: Fraction) -> bool:
+        allowed = max(self.exact_relative * max(abs(x), abs(y)), self.exact_absolute)
+        return abs(x - y) <= allowed
+
+    def explain(self, x: Any, y: Any) -> str:
+        """` (off by D, tolerance allows T)` for two finite canonical numbers, six digits each."""
+        a, b = _as_float(x), _as_float(y)
+        if a is not None and b is not None:
+            off, allowed = abs(a - b), max(self.relative * max(abs(a), abs(b)), self.absolute)
+            return f" (off by {off:.6g}, tolerance allows {allowed:.6g})"
+        x, y = Fraction(x), Fraction(y)
+        off = abs(x - y)
+        allowed = max(self.exact_relative * max(abs(x), abs(y)), self.exact_absolute)
+        return f" (off by {_six_digits(off)}, tolerance allows {_six_digits(allowed)})"
+
+
+def _six_digits(value: Fraction) -> str:
+    """A fraction of any size to six significant digits, without passing through a float."""
+    with localcontext() as context:
+        context.prec = 30
+        context.Emax, context.Emin = 10**9, -(10**9)
+        return format(Decimal(value.numerator) / Decimal(value.denominator), ".6g")
