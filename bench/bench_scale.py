@@ -1,0 +1,184 @@
+"""Benchmark: scoring one process, `--workers 2` and a local Dask cluster side by side, in one run.
+
+    python bench/bench_scale.py                        1, 5, 20 and 50 line items (a few minutes)
+    python bench/bench_scale.py --items 5,20 --scale 2 pick the sizes, twice the documents
+    python bench/bench_scale.py --compare-documents 100000   stream two results files of that size
+
+Data: the seeded SIMULATED invoices of `helpers.examples.simulated_large` (nothing recorded), with
+nested lists of N line items and the simulated extractor's mistakes.
+
+What is printed:
+
+- documents per second for 1 process (the harness on one thread), 2 local processes and a local
+  Dask cluster of 2 workers, at each line-item count, and the speed-up over one process. Each
+  engine is started and warmed (its workers have imported the libraries and scored a batch)
+  before the clock starts; the start-up time is printed on its own. Timings are wall-clock, since
+  wall-clock is what parallelism buys, so they depend on other load on the machine: the load
+  average before and after is printed beside them.
+- the cost per document as items grow (one process), so a run's cost can be estimated.
+- peak memory of the driver while scoring to the compact results file (no report kept), for a
+  run and a run four times its size: bounded by the batch size, not the run size. And the same
+  with the full report kept, which grows with the run.
+- peak memory of streaming two results files of `--compare-documents` rows side by side (what
+  `compare` does through `iter_results`), against the files' size on disk. The rows are those of
+  a scored simulated run repeated under new names.
+
+Exit code 1 if a parallel run's rollups differ from one process's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+from helpers.examples.simulated_large import SCHEMA, simulated_run
+from helpers.harness.results import ResultsHeader, ResultsWriter, iter_results
+from helpers.scale.batches import Scorer
+from helpers.scale.engine import open_engine
+from helpers.scale.run import score_at_scale
+
+# Documents per item count, sized so one process takes a few seconds at each.
+DOCUMENTS = {1: 2000, 5: 800, 20: 240, 50: 60}
+ENGINES = (("1 process", 1, None), ("2 processes", 2, None), ("Dask local, 2 workers", 2, "local"))
+BATCH_SIZE = 16
+
+
+def load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def timed_run(engine, pairs, batch_size: int = BATCH_SIZE):
+    gc.collect()
+    start = time.perf_counter()
+    run = score_at_scale(pairs, Scorer(SCHEMA), engine=engine, batch_size=batch_size, progress=_Quiet())
+    return run, time.perf_counter() - start
+
+
+class _Quiet:
+    def start(self, total, engine):
+        pass
+
+    def advance(self, documents, failed=0):
+        pass
+
+    def finish(self):
+        pass
+
+
+def speed(items_list: list[int], scale: float) -> bool:
+    print(f"\n== documents per second (wall clock), batches of {BATCH_SIZE}; load average before: {load()}")
+    header = f"{'items':>5} {'documents':>9} " + " ".join(f"{name:>22}" for name, _, _ in ENGINES)
+    print(header + f" {'speed-up 2 proc':>15} {'speed-up Dask':>13} {'ms/doc (1 proc)':>15}")
+    sizes = {items: max(8, int(DOCUMENTS.get(items, 100) * scale)) for items in items_list}
+    workloads = {items: list(simulated_run(count, items)) for items, count in sizes.items()}
+    rates: dict[tuple[int, str], float] = {}
+    reference = {}
+    equal = True
+    for name, workers, cluster in ENGINES:
+        started = time.perf_counter()
+        with open_engine(workers, cluster) as engine:
+            timed_run(engine, list(simulated_run(engine.slots * 4, 2)), batch_size=2)  # warm every worker
+            print(f"   {name}: started and warmed in {time.perf_counter() - started:.1f} s")
+            for items, pairs in workloads.items():
+                run, seconds = timed_run(engine, pairs)
+                rates[(items, name)] = len(pairs) / seconds
+                if name == ENGINES[0][0]:
+                    reference[items] = run.report
+                elif run.report.model_dump() != reference[items].model_dump():
+                    print(f"   ROLLUPS DIFFER at {items} items on {name}")
+                    equal = False
+    for items, pairs in workloads.items():
+        single, double, dask = (rates[(items, name)] for name, _, _ in ENGINES)
+        cells = " ".join(f"{rates[(items, name)]:>22.1f}" for name, _, _ in ENGINES)
+        print(
+            f"{items:>5} {len(pairs):>9} {cells} {double / single:>14.2f}x {dask / single:>12.2f}x "
+            f"{1000 / single:>15.1f}"
+        )
+    print(f"   load average after: {load()}; rollups equal to one process: {'yes' if equal else 'NO'}")
+    return equal
+
+
+def memory(documents: int, items: int) -> None:
+    print(f"\n== peak memory of the driver while scoring ({items} items, 2 processes, batches of {BATCH_SIZE})")
+    print(f"{'documents':>9} {'compact file only':>18} {'full report kept':>17}")
+    with open_engine(2) as engine, tempfile.TemporaryDirectory() as folder:
+        timed_run(engine, list(simulated_run(8, 2)), batch_size=2)
+        for count in (documents, documents * 4):
+            peaks = []
+            for keep in (False, True):
+                gc.collect()
+                tracemalloc.start()
+                score_at_scale(
+                    simulated_run(count, items),
+                    Scorer(SCHEMA),
+                    engine=engine,
+                    batch_size=BATCH_SIZE,
+                    keep_report=keep,
+                    results=Path(folder) / "run.jsonl",
+                    progress=_Quiet(),
+                )
+                peaks.append(tracemalloc.get_traced_memory()[1])
+                tracemalloc.stop()
+            print(f"{count:>9} {peaks[0] / 2**20:>15.1f} MB {peaks[1] / 2**20:>14.1f} MB")
+
+
+def streaming(documents: int, items: int) -> None:
+    print(f"\n== streaming two results files of {documents:,} documents side by side ({items} items)")
+    with tempfile.TemporaryDirectory() as folder:
+        seed_path = Path(folder) / "seed.jsonl"
+        score_at_scale(
+            simulated_run(200, items), Scorer(SCHEMA), keep_report=False, results=seed_path, progress=_Quiet()
+        )
+        rows = list(iter_results(seed_path))
+        paths = []
+        for which in ("old", "new"):
+            path = Path(folder) / f"{which}.jsonl"
+            with ResultsWriter(path, ResultsHeader(schema=SCHEMA)) as writer:
+                for index in range(documents):
+                    writer.write(rows[index % len(rows)].model_copy(update={"name": f"doc-{index:07d}"}))
+            paths.append(path)
+        size = sum(path.stat().st_size for path in paths)
+        gc.collect()
+        tracemalloc.start()
+        start = time.perf_counter()
+        moved = 0
+        for old, new in zip(iter_results(paths[0]), iter_results(paths[1]), strict=True):
+            moved += old.score != new.score
+        seconds = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        print(
+            f"   files {size / 2**20:.0f} MB on disk; peak memory {peak / 2**20:.1f} MB; "
+            f"{2 * documents / seconds:,.0f} rows/s read (under tracemalloc)"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", default="1,5,20,50", help="line-item counts, comma separated")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every document count")
+    parser.add_argument("--memory-documents", type=int, default=400, help="documents of the smaller memory run")
+    parser.add_argument("--compare-documents", type=int, default=100_000, help="rows per results file streamed")
+    args = parser.parse_args(argv)
+    from importlib.metadata import version
+
+    print(
+        f"bench_scale: Python {platform.python_version()}, {os.cpu_count()} CPUs, "
+        f"stickler-eval {version('stickler-eval')}, strands-agents-evals {version('strands-agents-evals')}, "
+        f"dask {version('dask')}; data: SIMULATED invoices (seeded)"
+    )
+    equal = speed([int(value) for value in args.items.split(",")], args.scale)
+    memory(args.memory_documents, 5)
+    streaming(args.compare_documents, 5)
+    return 0 if equal else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
