@@ -210,13 +210,10 @@ class _Builder:
         if isinstance(rows, Mapping) or not isinstance(rows, Iterable) or isinstance(rows, str | bytes):
             raise CompareError(f"{where}: its results are {type(rows).__name__}, not a list of rows; {SAVE_FIX}")
         ours = [parts for parts in (_row_parts(row, where) for row in rows) if _is_ours(parts[2])]
-        if len(ours) > 1 or name in self.documents or name in self.unscored:
-            raise CompareError(
-                f"{self.source}: case {name!r} appears more than once; compare one evaluator's report "
-                "at a time and give every case a distinct name"
-            )
+        if len(ours) > 1:
+            self._repeated(name)
         if not ours:
-            self.unscored[name] = NOT_OURS
+            self.put(name, None)
             return
         score, label, metadata = ours[0]
         unreadable = metadata.get("evaluated_by") != MARKER
@@ -228,7 +225,7 @@ class _Builder:
             )
         if not isinstance(label, str) or not label.isprintable():
             raise CompareError(f"{where}: its schema label is {label!r}, not a printable model name; {SAVE_FIX}")
-        self.documents[name] = Document(
+        document = Document(
             score=check_score(score, where),
             schema=label,
             counts={} if unreadable else _as_rows(field_counts(comparison, where)),
@@ -236,6 +233,22 @@ class _Builder:
             actual=field_texts(case.get("actual_output")),
             unreadable=unreadable,
         )
+        self.put(name, document)
+
+    def _repeated(self, name: str) -> None:
+        raise CompareError(
+            f"{self.source}: case {name!r} appears more than once; compare one evaluator's report "
+            "at a time and give every case a distinct name"
+        )
+
+    def put(self, name: str, document: Document | None) -> None:
+        """Keep one case: scored (`document`) or not scored by StructuredOutputSimilarity (`None`)."""
+        if name in self.documents or name in self.unscored:
+            self._repeated(name)
+        if document is None:
+            self.unscored[name] = NOT_OURS
+        else:
+            self.documents[name] = document
 
     def run(self) -> Run:
         if not self.documents:
@@ -397,11 +410,73 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-def read_run_file(path: Path | str) -> Run:
-    """Read a saved run for a comparison: a saved report (the report's pydantic JSON).
+# --- a compact results file, streamed -----------------------------------------------------------
+
+HEADER_BYTES = 1 << 16  # a results header is one short line; a saved report's first line is "{" or all of it
+# `helpers.harness.results.FORMAT`, named here so telling the formats apart imports nothing heavy
+# (that module imports strands_evals); a test keeps the two equal.
+RESULTS_FORMAT = "structured-output-results"
+
+
+def is_results_file(path: Path | str) -> bool:
+    """Whether the file is a compact results file, told by its first line (its header), not its name."""
+    with Path(path).open("rb") as file:
+        first = file.readline(HEADER_BYTES)
+    try:
+        header = json.loads(first)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(header, Mapping) and header.get("format") == RESULTS_FORMAT
+
+
+def read_results_file(path: Path | str, source: str | None = None) -> Run:
+    """Read a compact per-document results file for a comparison, one line at a time.
+
+    Rows are streamed by `helpers.harness.results.iter_results` (which refuses a bad header, a
+    line that does not validate and a repeated name); each is checked here as a saved report's
+    case is (a printable name, a score in [0, 1], counts up to `MAX_COUNT`) and kept as a few
+    numbers. The file holds no outputs, so the movers table shows no field values for it. A row
+    with no verdict (`failed`, `not_applicable`) is a case not scored, as in a saved report.
 
     Raises:
         FileNotFoundError: If there is no file at `path`.
-        CompareError: If the file is not a saved run, or holds a malformed case (named).
+        ValueError: A `ResultsError` or `CompareError` naming the file, the line or case, and the field.
     """
+    from helpers.harness.results import iter_results, read_header
+
+    path = Path(path)
+    source = source or str(path)
+    schema = read_header(path).schema_.rpartition(":")[2]
+    builder = _Builder(source)
+    for row in iter_results(path):
+        name = check_name(row.name, f"{source}: a case")
+        where = f"{source}: case {name!r}"
+        if row.status in ("failed", "not_applicable"):
+            builder.put(name, None)
+            continue
+        counts = {}
+        for field_path, values in row.counts.items():
+            values = values.model_dump()
+            _check_counts(values, where, field_path)
+            counts[field_path] = tuple(values[key] for key in COUNTS)
+        document = Document(
+            score=check_score(row.score, where),
+            schema=schema,
+            counts={} if row.status == "unreadable" else counts,
+            unreadable=row.status == "unreadable",
+        )
+        builder.put(name, document)
+    return builder.run()
+
+
+def read_run_file(path: Path | str) -> Run:
+    """Read a saved run for a comparison: a saved report, or a compact results file, told apart by content.
+
+    Raises:
+        FileNotFoundError: If there is no file at `path`.
+        ValueError: If the file is neither, or holds a malformed case (named with its field).
+    """
+    path = Path(path)
+    if path.is_file() and is_results_file(path):
+        return read_results_file(path)
     return read_saved_report(path)
