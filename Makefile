@@ -45,9 +45,10 @@ lab: $(STAMP) ## Open JupyterLab on the walkthroughs, on 127.0.0.1
 run: $(STAMP) ## Execute every notebook offline (replay mode) and report; rewrites nothing
 	$(BIN)/python scripts/notebooks.py run
 
+# The unit tests and the notebooks run as two pytest processes side by side (scripts/run_tests.py).
 test: $(STAMP) ## Lint, unit tests, and every notebook compared cell by cell with its stored outputs
 	$(MAKE) --no-print-directory lint
-	$(BIN)/pytest tests --nbval --nbval-current-env $(NOTEBOOKS)
+	$(BIN)/python scripts/run_tests.py
 
 lint: $(STAMP) ## ruff check and format check, notebooks included
 	$(BIN)/ruff check .
