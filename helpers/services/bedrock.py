@@ -33,6 +33,7 @@ from typing import Any
 import boto3
 import botocore.exceptions
 import botocore.session
+import urllib3.exceptions
 from botocore.config import Config
 from strands.models import BedrockModel
 
@@ -215,6 +216,19 @@ def live_model(
     return BedrockModel(boto_session=session, boto_client_config=merged, model_id=model_id, **config)
 
 
+# botocore wraps the first response's errors; an event stream broken later raises urllib3's own.
+_TIMEOUTS = (
+    botocore.exceptions.ReadTimeoutError,
+    botocore.exceptions.ConnectTimeoutError,
+    urllib3.exceptions.TimeoutError,
+)
+_BROKEN_STREAM = (
+    botocore.exceptions.ResponseStreamingError,
+    botocore.exceptions.EventStreamError,
+    urllib3.exceptions.HTTPError,
+)
+
+
 def describe_bedrock_error(exc: BaseException) -> str:
     """What went wrong talking to Bedrock, and the fix, without an account id or a key."""
     code = ""
@@ -228,10 +242,12 @@ def describe_bedrock_error(exc: BaseException) -> str:
         fix = "enable access to the model in the Bedrock console for this region, and use a role allowed to invoke it"
     elif "ValidationException" in code or "ValidationException" in name:
         fix = "check the model id and the region (set AWS_REGION)"
-    elif isinstance(exc, botocore.exceptions.ReadTimeoutError | botocore.exceptions.ConnectTimeoutError):
+    elif isinstance(exc, _TIMEOUTS):
         fix = "Bedrock did not answer in time; check the network, or try again later"
     elif isinstance(exc, botocore.exceptions.EndpointConnectionError | botocore.exceptions.ConnectionClosedError):
         fix = "Bedrock could not be reached; check the network, AWS_REGION and AWS_ENDPOINT_URL_BEDROCK_RUNTIME"
+    elif isinstance(exc, _BROKEN_STREAM):
+        fix = "the stream from Bedrock broke off; try again, and check the network"
     else:
-        fix = "the stream from Bedrock broke; try again, and check the network"
+        fix = "check the network, AWS_REGION and the model id, and try again"
     return f"{SERVICE} failed ({text}); {fix}"
