@@ -584,7 +584,7 @@ class Comparer:
             position = start
             while position < len(actual) and not self.compare(mine, actual[position], None, None):
                 position += 1
-            self.budget.spend(position - start + 1, path, expected, actual)
+            self.budget.spend(position - start + 1, pairing.NESTED if report is None else path, expected, actual)
             if position < len(actual):
                 start = position + 1
                 continue
@@ -600,7 +600,7 @@ class Comparer:
     def _unordered(self, expected: list, actual: list, path: Any, report: Report | None) -> bool:
         if report is None and not self.subset_mode and len(expected) != len(actual):
             return False
-        lost_expected, lost_actual = pairing.pair(self, expected, actual, path)
+        lost_expected, lost_actual = pairing.pair(self, expected, actual, pairing.NESTED if report is None else path)
         matched = not lost_expected and (self.subset_mode or not lost_actual)
         if report is None:
             return matched

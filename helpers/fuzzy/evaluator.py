@@ -24,7 +24,7 @@ from helpers.fuzzy.engine import FLAGS as _FLAGS
 from helpers.fuzzy.engine import MAX_DEPTH, Comparer, Report, Unreadable, format_path, plain, storable
 from helpers.fuzzy.engine import TOLERANCES as _TOLERANCES
 from helpers.fuzzy.numeric import EXACT_DIGITS
-from helpers.fuzzy.pairing import MAX_PAIR_CHECKS, PairingTooLarge
+from helpers.fuzzy.pairing import MAX_PAIR_CHECKS, NESTED, PairingTooLarge
 
 __all__ = [
     "EXACT_DIGITS",
@@ -255,10 +255,10 @@ class FuzzyEquals(Evaluator[InputT, OutputT]):
 
 
 def _too_large(exc: PairingTooLarge) -> str:
-    where = "a list" if exc.path is None else format_path(exc.path)
+    where = "a nested list" if exc.path is NESTED else format_path(exc.path)
     return (
         f"could not compare: pairing the {exc.expected:,} expected with the {exc.actual:,} actual elements of "
-        f"{where} would try more than MAX_PAIR_CHECKS={MAX_PAIR_CHECKS:,} candidate pairs (many elements are "
+        f"{where} would try more than MAX_PAIR_CHECKS={exc.limit:,} candidate pairs (many elements are "
         "within tolerance of one another in several numbers at once); make one number an exact key (an "
         "absolute_tolerance below its spacing), lower the tolerance, or compare the list in smaller parts"
     )

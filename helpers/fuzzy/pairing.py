@@ -38,24 +38,29 @@ MAX_PAIR_CHECKS = 2_000_000
 _SMALL_BLOCK = 64  # candidate pairs in a block below which trying them all beats building a grid
 
 
+NESTED = ("nested",)
+"""The path of a list met while trying a candidate pair: it has no place in the reason's paths."""
+
+
 class PairingTooLarge(Exception):
     """The general pairing path would try more than `MAX_PAIR_CHECKS` candidate pairs."""
 
-    def __init__(self, path: Any, expected: int, actual: int) -> None:
-        super().__init__(path, expected, actual)
-        self.path, self.expected, self.actual = path, expected, actual
+    def __init__(self, path: Any, expected: int, actual: int, limit: int) -> None:
+        super().__init__(path, expected, actual, limit)
+        self.path, self.expected, self.actual, self.limit = path, expected, actual, limit
 
 
 class Budget:
     """Candidate checks left for one comparison."""
 
     def __init__(self) -> None:
-        self.left = MAX_PAIR_CHECKS
+        self.limit = MAX_PAIR_CHECKS
+        self.left = self.limit
 
     def spend(self, checks: int, path: Any, expected: list, actual: list) -> None:
         self.left -= checks
         if self.left < 0:
-            raise PairingTooLarge(path, len(expected), len(actual))
+            raise PairingTooLarge(path, len(expected), len(actual), self.limit)
 
 
 def pair(comparer: Comparer, expected: list, actual: list, path: Any) -> tuple[list[int], list[int]]:
