@@ -63,14 +63,21 @@ def usage(inputs: int, outputs: int) -> dict[str, Any]:
     }
 
 
-def tool_use_stream(tool_name: str, tool_input: dict[str, Any], pieces: int = 4, tool_use_id: str = "tooluse_1"):
+def tool_use_stream(
+    tool_name: str, tool_input: dict[str, Any] | list[str], pieces: int = 4, tool_use_id: str = "tooluse_1"
+):
     """A good stream: the model calls `tool_name` with `tool_input`, streamed in `pieces` chunks.
 
-    The JSON is split at fixed character offsets, so chunks end mid-token as Bedrock's do.
+    The JSON is split at fixed character offsets, so chunks end mid-token as Bedrock's do; a
+    list of strings is streamed as those chunks exactly (e.g. a stored exchange's `inputChunks`).
     """
-    text, name = json.dumps(tool_input), tool_name
-    size = max(1, -(-len(text) // pieces))
-    chunks = [text[i : i + size] for i in range(0, len(text), size)]
+    name = tool_name
+    if isinstance(tool_input, list):
+        chunks = tool_input
+    else:
+        text = json.dumps(tool_input)
+        size = max(1, -(-len(text) // pieces))
+        chunks = [text[i : i + size] for i in range(0, len(text), size)]
     return [
         event("messageStart", {"role": "assistant"}),
         event(

@@ -1,0 +1,117 @@
+"""The general recorder end to end through the real boto3 client, against a local ConverseStream.
+
+`python -m helpers.record` runs in process exactly as `make record` runs it (no model stand-in:
+its own credentials check, `live_model`, the bundled task), with boto3's endpoint override
+pointing bedrock-runtime at `tests/servers/bedrock.py` and static dummy credentials. The live
+model's client timeouts are shrunk so a stalled server costs a second, not minutes.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from botocore.config import Config
+
+from helpers import record
+from helpers.files import REPO_ROOT
+from tests.servers.bedrock import BedrockServer, bedrock_environment, event, exception, text_stream, tool_use_stream
+
+BUNDLED = REPO_ROOT / "data" / "exchanges" / "offline_invoice.json"
+CASES = REPO_ROOT / "data" / "invoices" / "offline_invoice.jsonl"
+FAST = Config(connect_timeout=0.5, read_timeout=0.5, retries={"mode": "standard", "total_max_attempts": 1})
+
+
+@pytest.fixture
+def bedrock(monkeypatch, no_aws_credentials):
+    with BedrockServer() as server:
+        for name, value in bedrock_environment(server.url).items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setattr("helpers.services.bedrock.CLIENT_CONFIG", FAST)
+        yield server
+
+
+@pytest.fixture
+def cassettes(tmp_path) -> Path:
+    """A cassette folder holding the bundled exchange and a file of the user's own."""
+    folder = tmp_path / "cassettes"
+    folder.mkdir()
+    shutil.copy(BUNDLED, folder / BUNDLED.name)
+    (folder / "notes.txt").write_text("not a cassette\n")
+    return folder
+
+
+def contents(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+def run_record(cassettes: Path, task: str = "helpers.examples.offline_invoice:task") -> tuple[int, str]:
+    out = io.StringIO()
+    argv = ["--schema", "helpers.examples.invoices:Invoice", "--cases", str(CASES), "--task", task]
+    code = record.main([*argv, "--cassettes", str(cassettes)], out=out)
+    return code, out.getvalue()
+
+
+def bundled_chunks() -> list[str]:
+    return json.loads(BUNDLED.read_text())["turns"][0]["toolUse"]["inputChunks"]
+
+
+def test_a_good_stream_is_captured_through_the_real_client(bedrock, cassettes):
+    bedrock.script = [("stream", tool_use_stream("Invoice", bundled_chunks(), tool_use_id="tooluse_live_1"))]
+    code, printed = run_record(cassettes)
+    assert code == 0, printed
+    written = json.loads((cassettes / BUNDLED.name).read_text())
+    assert written["provenance"]["hand_authored"] is False
+    (turn,) = written["turns"]
+    assert turn["toolUse"]["inputChunks"] == bundled_chunks()  # exactly as streamed, split mid-token
+    assert turn["toolUse"]["toolUseId"] == "tooluse_live_1"
+    assert [r["path"].split("/")[-1] for r in bedrock.requests] == ["converse-stream"]
+    assert (cassettes / "notes.txt").read_text() == "not a cassette\n"
+
+
+THROTTLED = ("stream", [event("messageStart", {"role": "assistant"}), exception("throttlingException", "Slow down")])
+FAILURES = {
+    "access denied": (("error", 403, "AccessDeniedException", "You don't have access to the model."), 2),
+    "broken mid-message": (("broken", tool_use_stream("Invoice", bundled_chunks())[:3], 20), 2),
+    "stops answering": (("stall", 10), 2),
+    "stops mid-stream": (("hang", tool_use_stream("Invoice", bundled_chunks())[:3], 10), 2),
+    "answers in text": (("stream", text_stream("I cannot help with that.")), 3),
+}
+
+
+@pytest.mark.parametrize("name", FAILURES)
+def test_each_failure_ends_with_its_exit_code_and_leaves_the_cassettes_byte_for_byte(bedrock, cassettes, name):
+    step, exit_code = FAILURES[name]
+    bedrock.default = step  # every attempt the agent makes meets the same failure
+    before = contents(cassettes)
+    code, printed = run_record(cassettes)
+    assert code == exit_code, printed
+    assert contents(cassettes) == before
+    assert "was left unchanged" in printed
+    assert len(bedrock.requests) <= 3
+
+
+def test_throttling_ends_bounded_and_leaves_the_cassettes_byte_for_byte(bedrock, cassettes):
+    # The bundled task keeps Strands' default retry strategy (about two minutes of backoff on
+    # throttling); this task is the same call with a bounded strategy, as a user's task would set.
+    bedrock.default = THROTTLED
+    before = contents(cassettes)
+    code, printed = run_record(cassettes, task="tests.servers.tasks:invoice_task_bounded_retries")
+    assert code == 2, printed
+    assert "ModelThrottledException" in printed
+    assert contents(cassettes) == before
+    assert len(bedrock.requests) == 2
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the recorders print the raw exception; they should print helpers.services.bedrock.describe_bedrock_error",
+)
+@pytest.mark.parametrize("name", ["broken mid-message", "stops answering", "stops mid-stream"])
+def test_each_failure_message_names_bedrock_and_the_fix(bedrock, cassettes, name):
+    bedrock.default = FAILURES[name][0]
+    _, printed = run_record(cassettes)
+    assert "Amazon Bedrock failed" in printed and ("try again" in printed or "check the network" in printed)
