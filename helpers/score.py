@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from helpers.scale import command as scale  # standard library only at import: --help stays fast
+
 EXIT_CODES = """\
 Exit codes:
   0  scored: the report was written to --out, the tables printed
@@ -55,10 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--task", help="the task function task(case, model), as module:function")
     parser.add_argument("--cassettes", type=Path, help="the cassette folder the task replays (with --task)")
     parser.add_argument("--mode", choices=("replay", "live"), help="replay the cassettes (default) or call Bedrock")
-    parser.add_argument("--out", required=True, type=Path, help="where to write the saved report (JSON)")
+    parser.add_argument("--out", type=Path, help="where to write the saved report (JSON); --results can replace it")
     parser.add_argument(
         "--match-threshold", type=float, default=0.7, help="score at which a case passes, in [0, 1] (default 0.7)"
     )
+    scale.add_arguments(parser)
     return parser
 
 
@@ -76,8 +79,12 @@ def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
     except ImportError as exc:
         print(f"Missing dependency: {exc.name or exc}. Install the project with `make setup`.", file=out)
         return EXIT_MISSING_DEPENDENCY
-    print_report(report, out)
-    print(f"Saved the report to {args.out}.", file=out)
+    except scale.engine_errors() as exc:
+        print(f"{exc}. Nothing was written.", file=out)
+        return EXIT_MISSING_DEPENDENCY if exc.missing else EXIT_BAD_INPUT
+    if report is not None:  # None: scored to --results only, whose summary is printed
+        print_report(report, out)
+        print(f"Saved the report to {args.out}.", file=out)
     return EXIT_OK
 
 
@@ -104,10 +111,13 @@ def check_arguments(args: argparse.Namespace) -> str | None:
                     f"--cassettes {args.cassettes}: no such folder; record it with `python -m helpers.record` "
                     "(same --schema, --cases, --task and --cassettes)."
                 )
-    if args.out.is_dir():
+    if args.out is not None and args.out.is_dir():
         raise BadInput(f"--out {args.out} is a folder; name the report file, such as {args.out / 'run.json'}.")
-    if args.out.resolve() in {args.cases.resolve(), (args.predictions or args.cases).resolve()}:
+    inputs = {args.cases.resolve(), (args.predictions or args.cases).resolve()}
+    if args.out is not None and args.out.resolve() in inputs:
         raise BadInput(f"--out {args.out} would overwrite an input file; name a new report file.")
+    if scale.problem(args) is not None:
+        raise BadInput(scale.problem(args))
     return mode
 
 
@@ -125,18 +135,24 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
         schema = load_schema(args.schema)
         cases = load_cases(args.cases, schema)
         if args.predictions is not None:
-            task = stored_output_task(load_predictions(args.predictions, schema, cases))
+            predictions = load_predictions(args.predictions, schema, cases)
+            task = stored_output_task(predictions)
             print(f"Scoring {len(cases)} case(s) from {args.predictions}.", file=out)
         else:
             task = agent_task(load_task(args.task), schema, args, mode, cases, out)
     except (SchemaError, CaseFileError, FixtureError) as exc:
         raise BadInput(str(exc).rstrip(".") + ".") from exc
+    if args.predictions is not None and scale.wanted(args):  # the same step in batches, on workers
+        return scale.score_predictions(args, cases, predictions, out)
     evaluator = StructuredOutputSimilarity(schema, match_threshold=args.match_threshold)
     report = score_task_sync(cases, task, evaluator)  # the one scoring step
     problems = getattr(task, "problems", [])
     if problems:
         raise BadInput("The replay did not match its cassettes: " + " ".join(problems))
-    save_report(report, args.out)
+    if args.results is not None:
+        scale.write_results(report, args, out)
+    if args.out is not None:
+        save_report(report, args.out)
     return report
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
@@ -12,7 +14,8 @@ from strands_evals.evaluators import StructuredOutputSimilarity
 
 from helpers.examples.invoices import Invoice, reference_cases
 from helpers.examples.simulated_large import SCHEMA, simulated_run
-from helpers.harness.results import COUNTS, iter_results, rows_from_report
+from helpers.harness.reports import load_report
+from helpers.harness.results import COUNTS, Counts, iter_results, rows_from_report, sum_counts
 from helpers.harness.schema import load_schema
 from helpers.harness.scoring import score_outputs_sync
 from helpers.scale import engine as engine_module
@@ -201,3 +204,105 @@ def test_unreachable_scheduler_says_how_to_start_one(monkeypatch):
     with pytest.raises(EngineError, match=r"--cluster tcp://127.0.0.1:9: no Dask scheduler answered.*dask scheduler"):
         with open_engine(2, "tcp://127.0.0.1:9"):
             pass
+
+
+# --- the score command's --workers, --cluster and --results -----------------------------------
+
+ORDER_SCHEMA = """
+from pydantic import BaseModel
+
+class Line(BaseModel):
+    sku: str
+    quantity: int | None = None
+
+class PurchaseOrder(BaseModel):
+    po_number: str
+    buyer: str
+    lines: list[Line]
+"""
+
+
+@pytest.fixture(scope="module")
+def order_project(tmp_path_factory):
+    """A user's folder outside the repository: a schema module, a case file and a predictions file."""
+    folder = tmp_path_factory.mktemp("orders")
+    (folder / "order_schema.py").write_text(textwrap.dedent(ORDER_SCHEMA))
+    cases, predictions = [], []
+    for index in range(30):
+        lines = [{"sku": f"S{index}-{line}", "quantity": line + 1} for line in range(index % 5 + 1)]
+        truth = {"po_number": f"PO-{index:03d}", "buyer": "Northwind", "lines": lines}
+        guess = {**truth, "lines": lines[:-1] if index % 4 == 0 else lines[::-1]}
+        if index % 7 == 0:
+            guess["buyer"] = "Southwind"
+        cases.append({"name": f"po-{index:03d}", "input": f"order {index}", "expected_output": truth})
+        predictions.append({"name": f"po-{index:03d}", "output": guess})
+    (folder / "cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in cases))
+    (folder / "predictions.jsonl").write_text("".join(json.dumps(row) + "\n" for row in predictions))
+    return folder
+
+
+def score_command(folder, *extra):
+    from helpers.score import main
+
+    out = io.StringIO()
+    argv = ["--schema", "order_schema:PurchaseOrder", "--cases", "cases.jsonl", "--predictions", "predictions.jsonl"]
+    code = main([*argv, *extra], out=out)
+    return code, out.getvalue()
+
+
+def test_score_with_workers_and_a_local_cluster_writes_the_one_process_report(order_project, monkeypatch):
+    monkeypatch.chdir(order_project)
+    monkeypatch.delitem(sys.modules, "order_schema", raising=False)
+    assert score_command(order_project, "--out", "one.json")[0] == 0
+    code, printed = score_command(order_project, "--out", "two.json", "--workers", "2", "--results", "two.jsonl")
+    assert code == 0, printed
+    assert "scored 30 documents on 2 local processes; none failed" in printed
+    assert "Wrote 30 document row(s) to two.jsonl." in printed
+    code, printed = score_command(order_project, "--out", "dask.json", "--cluster", "local", "--workers", "2")
+    assert code == 0, printed
+    assert "on a local Dask cluster of 2 workers" in printed
+    one = (order_project / "one.json").read_text()
+    assert (order_project / "two.json").read_text() == one
+    assert (order_project / "dask.json").read_text() == one
+    report = load_report(order_project / "one.json")
+    fields = report.metrics().field_metrics
+    expected = {path: Counts(**{key: values.get(key, 0) for key in COUNTS}) for path, values in fields.items()}
+    assert sum_counts(iter_results(order_project / "two.jsonl")) == dict(sorted(expected.items()))
+
+
+def test_score_to_the_compact_file_only_prints_the_same_rollups(order_project, monkeypatch):
+    monkeypatch.chdir(order_project)
+    monkeypatch.delitem(sys.modules, "order_schema", raising=False)
+    code, full = score_command(order_project, "--out", "full.json")
+    code, compact = score_command(order_project, "--results", "only.jsonl", "--workers", "1")
+    assert code == 0, compact
+    assert not (order_project / "only.json").exists()
+    field_table = full[full.index("Per field:") : full.index("Per case:")].strip()
+    assert field_table in compact
+    assert full.strip().splitlines()[-2] in compact  # "Overall score ...; N of M case(s) pass."
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ((), "Name where the run goes: --out RUN.json"),
+        (("--out", "x.json", "--workers", "0"), "--workers 0: give a whole number of processes, at least 1."),
+        (("--out", "x.json", "--batch-size", "0"), "--batch-size 0: give a whole number"),
+        (("--results", "cases.jsonl"), "--results cases.jsonl would overwrite another file of this run"),
+    ],
+)
+def test_bad_scale_options_exit_2_with_the_fix(order_project, monkeypatch, extra, message):
+    monkeypatch.chdir(order_project)
+    code, printed = score_command(order_project, *extra)
+    assert code == 2
+    assert message in printed
+    assert "Nothing was written." in printed
+
+
+def test_cluster_without_dask_exits_1_naming_the_extra(order_project, monkeypatch):
+    monkeypatch.chdir(order_project)
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    code, printed = score_command(order_project, "--out", "x.json", "--cluster", "local")
+    assert code == 1
+    assert "pip install '.[cluster]'" in printed
+    assert not (order_project / "x.json").exists()

@@ -31,7 +31,15 @@ CONNECT_TIMEOUT = "30s"
 
 
 class EngineError(RuntimeError):
-    """An engine cannot be started or reached; the message says which and what to do."""
+    """An engine cannot be started or reached; the message says which and what to do.
+
+    `missing` is True when the engine's library is not installed (the command's exit 1), False
+    when it is installed but cannot be used as asked (exit 2).
+    """
+
+    def __init__(self, message: str, *, missing: bool = False) -> None:
+        super().__init__(message)
+        self.missing = missing
 
 
 @dataclass(frozen=True)
@@ -90,7 +98,7 @@ def _dask_client(workers: int, cluster: str) -> Iterator[tuple[object, str]]:
     try:
         from distributed import Client, LocalCluster
     except ImportError as exc:
-        raise EngineError(f"--cluster needs Dask, which is not installed: {INSTALL_HINT}") from exc
+        raise EngineError(f"--cluster needs Dask, which is not installed: {INSTALL_HINT}", missing=True) from exc
     if cluster == "local":
         with (
             LocalCluster(

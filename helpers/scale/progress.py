@@ -104,10 +104,10 @@ def in_notebook() -> bool:
     return type(shell).__name__ == "ZMQInteractiveShell"
 
 
-def progress_bar() -> Progress:
-    """The bar that suits where this runs: a notebook, a terminal, or neither."""
+def progress_bar(stream=None) -> Progress:
+    """The bar that suits where this runs: a notebook, a terminal, or neither; the final line goes to `stream`."""
     if in_notebook():
-        return NotebookBar()
+        return NotebookBar(stream)
     if sys.stderr.isatty():
-        return TerminalBar()
-    return FinalLine()
+        return TerminalBar(stream)
+    return FinalLine(stream)

@@ -1,0 +1,141 @@
+"""`score --workers N`, `--cluster ADDRESS|local` and `--results PATH`: the score command, fanned out.
+
+The options are added to `python -m helpers.score` by `add_arguments`, checked with the standard
+library only (so `--help` and a bad option answer at once), and used by `score_predictions` in
+place of the one-process scoring step when any is given. The saved report (`--out`) is the
+same file one process writes; `--results` writes the compact per-document file as batches
+finish; with `--results` alone no report is held, so memory is bounded by the batch size.
+
+Fan-out scores stored outputs (`--predictions`): the agent runs of `--task` are not repeated
+on workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any, TextIO
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the scale-out options to the score command's parser."""
+    group = parser.add_argument_group("scoring at scale (with --predictions)")
+    group.add_argument(
+        "--workers", type=int, help="score on N local processes; with --cluster local, the number of Dask workers"
+    )
+    group.add_argument(
+        "--cluster",
+        metavar="ADDRESS|local",
+        help="score on a Dask cluster: a scheduler address (tcp://host:8786), or `local` to start one "
+        "(needs pip install '.[cluster]')",
+    )
+    group.add_argument(
+        "--results", type=_path, help="also write the compact per-document results file (JSONL) that compare reads"
+    )
+    group.add_argument("--batch-size", type=int, default=32, help="documents per batch sent to a worker (default 32)")
+
+
+def _path(text: str) -> Any:
+    from pathlib import Path
+
+    return Path(text)
+
+
+def wanted(args: argparse.Namespace) -> bool:
+    """Whether any scale-out option was given."""
+    return args.workers is not None or args.cluster is not None or args.results is not None
+
+
+def problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the scale-out options, as the sentence the user sees; None if nothing."""
+    if args.out is None and args.results is None:
+        return "Name where the run goes: --out RUN.json (the saved report), --results RUN.jsonl (compact), or both."
+    if args.workers is not None and args.workers < 1:
+        return f"--workers {args.workers}: give a whole number of processes, at least 1."
+    if args.batch_size < 1:
+        return f"--batch-size {args.batch_size}: give a whole number of documents, at least 1."
+    if (args.workers is not None or args.cluster is not None) and args.predictions is None:
+        return (
+            "--workers and --cluster score stored outputs: score --predictions P.jsonl; a --task run "
+            "is scored in one process."
+        )
+    if args.results is not None:
+        if args.results.is_dir():
+            return f"--results {args.results} is a folder; name the results file, such as {args.results / 'run.jsonl'}."
+        inputs = {path.resolve() for path in (args.cases, args.predictions, args.out) if path is not None}
+        if args.results.resolve() in inputs:
+            return f"--results {args.results} would overwrite another file of this run; name a new file."
+    return None
+
+
+def engine_errors() -> type[Exception]:
+    """The error an engine raises when it cannot start, for the command to report with its exit code."""
+    from helpers.scale.engine import EngineError
+
+    return EngineError
+
+
+def write_results(report: Any, args: argparse.Namespace, out: TextIO) -> None:
+    """Write the compact results file of a report scored in one process (a `--task` run)."""
+    from helpers.harness.results import ResultsHeader, ResultsWriter, rows_from_report
+
+    header = ResultsHeader(schema=args.schema, match_threshold=args.match_threshold)
+    with ResultsWriter(args.results, header) as writer:
+        for row in rows_from_report(report):
+            writer.write(row)
+    print(f"Wrote {writer.count} document row(s) to {args.results}.", file=out)
+
+
+def score_predictions(args: argparse.Namespace, cases: list, predictions: dict, out: TextIO) -> Any:
+    """Score stored outputs at scale; writes `--out` and `--results`; returns the report, or None.
+
+    Raises:
+        helpers.scale.engine.EngineError: If the engine cannot start (Dask missing, no scheduler).
+    """
+    from helpers.harness.reports import save_report
+    from helpers.scale.batches import Scorer
+    from helpers.scale.engine import local_workers
+    from helpers.scale.progress import progress_bar
+    from helpers.scale.run import score_at_scale
+
+    workers = args.workers if args.cluster is None else local_workers(args.workers)
+    run = score_at_scale(
+        [(case, predictions[case.name]) for case in cases],
+        Scorer(args.schema, args.match_threshold, directory=os.getcwd()),
+        workers=workers or 1,
+        cluster=args.cluster,
+        batch_size=args.batch_size,
+        keep_report=args.out is not None,
+        results=args.results,
+        progress=progress_bar(out),
+    )
+    for name in run.summary.failed:
+        print(f"could not be scored, scored 0: case {name!r}: {run.summary.reasons[name]}", file=out)
+    if args.results is not None:
+        print(f"Wrote {run.summary.documents} document row(s) to {args.results}.", file=out)
+    if run.report is not None:
+        save_report(run.report, args.out)
+        return run.report
+    print_summary(run.summary, out)
+    return None
+
+
+def print_summary(summary: Any, out: TextIO) -> None:
+    """The per-field counts and the overall numbers of a run scored to the compact file only."""
+    from helpers.render.text import text_table
+
+    def ratio(part: int, whole: int) -> float:
+        return part / whole if whole else 0.0
+
+    rows = []
+    for path, counts in summary.counts.items():
+        precision = ratio(counts.tp, counts.tp + counts.fp)
+        recall = ratio(counts.tp, counts.tp + counts.fn)
+        f1 = ratio(2 * precision * recall, precision + recall)
+        rows.append((path, counts.tp, counts.fn, counts.fa, counts.fd, precision, recall, f1))
+    rows.sort(key=lambda row: (row[-1], row[0]))
+    print("Per field:", file=out)
+    print(text_table(("field", "tp", "fn", "fa", "fd", "precision", "recall", "f1"), rows), file=out)
+    print(
+        f"\nOverall score {summary.overall_score:.3f}; {summary.passed} of {summary.documents} case(s) pass.", file=out
+    )
