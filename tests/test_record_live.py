@@ -115,3 +115,17 @@ def test_each_failure_message_names_bedrock_and_the_fix(bedrock, cassettes, name
     bedrock.default = FAILURES[name][0]
     _, printed = run_record(cassettes)
     assert "Amazon Bedrock failed" in printed and ("try again" in printed or "check the network" in printed)
+
+
+def test_a_credential_process_printing_non_json_is_a_clear_credentials_error(
+    monkeypatch, no_aws_credentials, cassettes
+):
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    (no_aws_credentials / "config").write_text("[profile tool]\ncredential_process = /bin/echo Please log in\n")
+    monkeypatch.setenv("AWS_PROFILE", "tool")
+    before = contents(cassettes)
+    code, printed = run_record(cassettes)
+    assert code == 2, printed
+    assert "CredentialsError: AWS profile 'tool': credential_process failed" in printed
+    assert "Nothing was written." in printed and contents(cassettes) == before
