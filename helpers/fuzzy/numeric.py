@@ -3,8 +3,10 @@
 Why exact: pairing under a tolerance sorts numbers and sweeps over them, which finds the best
 pairing only if each number's partners form one unbroken run in sorted order. That holds for
 `|a - b| <= max(relative * max(|a|, |b|), absolute)` over the real numbers when `relative < 1`,
-but not for the same test rounded in floats. So the test is decided in exact arithmetic: a float
-counts as its binary value and a tolerance as the decimal it was written as (`0.01` is 1/100).
+but not for the same test rounded in floats. So the test is decided in exact arithmetic on the
+decimals the numbers are written as: a float counts as its shortest repr (`1.61` is 161/100,
+as in the JSON or the source it came from), and so does each tolerance. Then `1.61` against
+`1.5295` at 5% is exactly on the boundary and passes, as a reader working it out would expect.
 A float computation decides every case not within a hair of the boundary; only those few are
 redone with fractions, so the exactness costs almost nothing.
 
@@ -30,7 +32,7 @@ is Python's own limit for turning text into an int.
 """
 
 _FLOAT_EXACT_INT = 2**53  # ints below this convert to float exactly
-_SLACK = 2.0**-40  # float test results this close to the boundary are redone exactly
+_SLACK = 2.0**-48  # a float and its shortest decimal differ by under 2**-53 of its size: ample room
 _TINY = 1e-290  # below this, float rounding is no longer relative: decide exactly
 
 
@@ -110,16 +112,15 @@ class Tolerance:
         a, b = _as_float(x), _as_float(y)
         if a is not None and b is not None:
             off = abs(a - b)
-            allowed = max(self.relative * max(abs(a), abs(b)), self.absolute)
-            if off <= allowed * (1 - _SLACK):
+            largest = max(abs(a), abs(b))
+            allowed = max(self.relative * largest, self.absolute)
+            error = (largest + off + allowed) * _SLACK  # bounds float rounding and float-vs-decimal
+            if off + error < allowed:
                 return True
-            if off > allowed * (1 + _SLACK) and allowed > _TINY and not math.isinf(off):
+            if off - error > allowed and allowed > _TINY and not math.isinf(off):
                 return False
-        return self._near_exactly(Fraction(x), Fraction(y))
-
-    def _near_exactly(self, x: Fraction, y: Fraction) -> bool:
-        allowed = max(self.exact_relative * max(abs(x), abs(y)), self.exact_absolute)
-        return abs(x - y) <= allowed
+        x, y = _decimal_value(x), _decimal_value(y)
+        return abs(x - y) <= max(self.exact_relative * max(abs(x), abs(y)), self.exact_absolute)
 
     def explain(self, x: Any, y: Any) -> str:
         """` (off by D, tolerance allows T)` for two finite canonical numbers, six digits each."""
@@ -127,10 +128,15 @@ class Tolerance:
         if a is not None and b is not None:
             off, allowed = abs(a - b), max(self.relative * max(abs(a), abs(b)), self.absolute)
             return f" (off by {off:.6g}, tolerance allows {allowed:.6g})"
-        x, y = Fraction(x), Fraction(y)
+        x, y = _decimal_value(x), _decimal_value(y)
         off = abs(x - y)
         allowed = max(self.exact_relative * max(abs(x), abs(y)), self.exact_absolute)
         return f" (off by {_six_digits(off)}, tolerance allows {_six_digits(allowed)})"
+
+
+def _decimal_value(value: int | float | Fraction) -> Fraction:
+    """A finite canonical number as the exact decimal it is written as."""
+    return Fraction(repr(value)) if type(value) is float else Fraction(value)
 
 
 def _six_digits(value: Fraction) -> str:
