@@ -1,18 +1,28 @@
-"""Re-record the FCC documents and their extractions against the live services.
+"""Refresh the FCC documents, then record their extractions with the general recorder, as one step.
 
     AWS_PROFILE=my-profile python -m helpers.record_fcc      (or: make record-fcc)
 
-Downloads the five documents from the Hugging Face datasets server, extracts each one live
-with Claude Haiku on Bedrock through `RecordingModel`, and only when every step succeeded
-replaces `data/fcc/snapshot.json` and `data/exchanges/fcc/*.json` together, so the snapshot
-and the exchanges always describe the same documents. On any failure every file is left
-byte for byte as it was.
+1. The refresh: downloads the five documents from the Hugging Face datasets server and stages
+   the new snapshot and its case file (`name`, `input`, `expected_output`, `metadata` per line).
+2. The recording: the general recorder (`helpers.record.record_cases`, the code behind
+   `python -m helpers.record`) runs `helpers.examples.fcc.task:extract` live on every case, into
+   a staging cassette folder.
+3. Only when every document succeeded: `data/fcc/snapshot.json`, `data/fcc/cases.jsonl` and the
+   five exchanges are switched in together (all or none), and the exchanges of documents no
+   longer selected (those whose `provenance.document_id` names such a document) are removed in
+   the same step. Any other file in the exchanges folder is left alone and mentioned.
 
-Exit codes (the same as the offline recorder, `make record`):
+On any failure nothing in `data/` changes. The cassettes alone can be re-recorded against the
+committed snapshot with `python -m helpers.record --schema helpers.examples.fcc.schema:FccInvoice
+--cases data/fcc/cases.jsonl --task helpers.examples.fcc.task:extract --cassettes data/exchanges/fcc`.
+
+Exit codes (those of `python -m helpers.record`):
   0  recorded; the payloads and what changed are printed for review
   1  a dependency is missing
-  2  a live call failed: no credentials (set AWS_PROFILE), no model access, wrong region,
-     the datasets server unreachable or answering an error, or any runtime error
+  2  bad input or a failed live call: a flag out of range or a malformed --base-url, no
+     credentials (set AWS_PROFILE), no model access, wrong region, the datasets server
+     unreachable, answering an error or a malformed page, too few usable documents, two ids that
+     would share a file, a write that failed, or any runtime error
   3  the model never called the structured-output tool for a document
 """
 
@@ -21,20 +31,22 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
+import shutil
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
-# The values of helpers.exchanges.recording (a test checks they agree), repeated here because that
-# module imports strands, which the dependency check must be able to report missing.
+# The values of helpers.record (a test checks they agree), repeated here because the dependency
+# check must run before anything that imports strands.
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1
 EXIT_AGENT_FAILED = 2
 EXIT_NO_STRUCTURED_OUTPUT = 3
 REQUIRED_MODULES = ("boto3", "requests", "strands", "stickler")
+NOTHING_WRITTEN = "Nothing was written; the snapshot, the case file and the exchanges are unchanged."
 
 
 class _Stop(Exception):
@@ -45,47 +57,77 @@ class _Stop(Exception):
         self.code = code
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, whose refusals (exit 2) also say that nothing was written."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}. {NOTHING_WRITTEN}\n")
+
+
 def main(
     argv: list[str] | None = None,
     *,
     model_factory: Callable[[], Any] | None = None,
     out: TextIO | None = None,
 ) -> int:
-    """Run the recorder; returns the exit code. `model_factory` replaces Bedrock in tests."""
+    """Run the refresh and the recording; returns the exit code. `model_factory` replaces Bedrock in tests."""
     out = out or sys.stdout
     args = _parser().parse_args(argv)
     try:
         for name in REQUIRED_MODULES:
             _require(name, out)
         from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR
-        from helpers.examples.fcc.documents import SNAPSHOT_PATH
+        from helpers.examples.fcc.documents import CASES_PATH, SNAPSHOT_PATH
 
-        snapshot = Path(args.snapshot) if args.snapshot else SNAPSHOT_PATH
-        exchanges = Path(args.exchanges) if args.exchanges else FCC_EXCHANGES_DIR
+        targets = _Targets(
+            Path(args.snapshot) if args.snapshot else SNAPSHOT_PATH,
+            Path(args.cases) if args.cases else CASES_PATH,
+            Path(args.exchanges) if args.exchanges else FCC_EXCHANGES_DIR,
+        )
+        client = _client(args, out)
         model, model_id = _model(model_factory, out)
-        source = _download(args, out)
-        fixtures = {doc.id: _extract(model, model_id, doc, out) for doc in source.documents}
-        _commit(source, fixtures, snapshot, exchanges, out)
+        source = _download(client, targets.exchanges, out)
+        with tempfile.TemporaryDirectory(prefix="record-fcc-") as staging:
+            writes = _record(source, model, model_id, Path(staging), targets, out)
+            _switch(writes, source, targets, out)
     except _Stop as stop:
         if stop.code != EXIT_MISSING_DEPENDENCY:
-            print("Nothing was written; the snapshot and the exchanges are unchanged.", file=out)
+            print(NOTHING_WRITTEN, file=out)
         return stop.code
     return EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m helpers.record_fcc",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--base-url", help="datasets server root (default: HF_DATASETS_SERVER_URL or the public one)")
-    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per HTTP request (default 20)")
-    parser.add_argument("--retries", type=int, default=3, help="retries on 429, 5xx and dropped connections")
-    parser.add_argument("--backoff", type=float, default=1.0, help="first retry wait in seconds, doubling")
+    parser.add_argument(
+        "--base-url",
+        help="datasets server root, http(s)://host[:port] (default: HF_DATASETS_SERVER_URL or the public one)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=20.0, help="seconds per connect and per read, in (0, 300] (default 20)"
+    )
+    parser.add_argument(
+        "--retries", type=int, default=3, help="retries on 429, 5xx and transport errors, 0 to 10 (default 3)"
+    )
+    parser.add_argument(
+        "--backoff", type=float, default=1.0, help="first retry wait in seconds, doubling, 0 to 60 (default 1)"
+    )
     parser.add_argument("--snapshot", help="snapshot file to replace (default: data/fcc/snapshot.json)")
-    parser.add_argument("--exchanges", help="folder of exchanges to replace (default: data/exchanges/fcc)")
+    parser.add_argument("--cases", help="case file to replace (default: data/fcc/cases.jsonl)")
+    parser.add_argument("--exchanges", help="cassette folder of the exchanges (default: data/exchanges/fcc)")
     return parser
+
+
+class _Targets:
+    """The three things a recording replaces: the snapshot, its case file, the cassette folder."""
+
+    def __init__(self, snapshot: Path, cases: Path, exchanges: Path):
+        self.snapshot, self.cases, self.exchanges = snapshot, cases, exchanges
 
 
 def _require(name: str, out: TextIO) -> None:
@@ -94,6 +136,17 @@ def _require(name: str, out: TextIO) -> None:
     except ImportError as exc:
         print(f"Missing dependency: {name} ({exc}). Install the project with `make setup`.", file=out)
         raise _Stop(EXIT_MISSING_DEPENDENCY) from exc
+
+
+def _client(args: argparse.Namespace, out: TextIO) -> Any:
+    """The datasets-server client; a setting out of range or a malformed URL ends here, before any call."""
+    from helpers.services.datasets_server import DatasetsServerClient
+
+    try:
+        return DatasetsServerClient(args.base_url, timeout=args.timeout, retries=args.retries, backoff=args.backoff)
+    except ValueError as exc:
+        print(f"Refused: {exc}.", file=out)
+        raise _Stop(EXIT_AGENT_FAILED) from exc
 
 
 def _model(model_factory: Callable[[], Any] | None, out: TextIO) -> tuple[Any, str]:
@@ -114,98 +167,119 @@ def _model(model_factory: Callable[[], Any] | None, out: TextIO) -> tuple[Any, s
     return model, MODEL_ID
 
 
-def _download(args: argparse.Namespace, out: TextIO):
-    from helpers.examples.fcc.documents import DOCUMENT_COUNT, MAX_LINE_ITEMS, fetch_live
-    from helpers.services.datasets_server import DatasetsServerClient, DatasetsServerError
+def _download(client: Any, exchanges: Path, out: TextIO) -> Any:
+    """Step 1, the refresh: the five documents, or exit 2 with the service's or the selection's reason."""
+    from helpers.examples.fcc.refresh import RefreshError, fetch_documents
+    from helpers.services.datasets_server import DatasetsServerError
 
-    client = DatasetsServerClient(args.base_url, timeout=args.timeout, retries=args.retries, backoff=args.backoff)
     try:
-        source = fetch_live(client)
+        source = fetch_documents(client, exchanges)
     except DatasetsServerError as exc:
         print(f"Download failed: {exc}", file=out)
         raise _Stop(EXIT_AGENT_FAILED) from exc
-    for row in source.selection.skipped:
-        print(f"Skipped row {row.row_idx} ({row.id}): {row.reason}", file=out)
-    found = len(source.documents)
-    if found < DOCUMENT_COUNT:
-        print(
-            f"Only {found} of {DOCUMENT_COUNT} documents have a valid label with at most "
-            f"{MAX_LINE_ITEMS} line items; refusing to record a partial set.",
-            file=out,
-        )
-        raise _Stop(EXIT_AGENT_FAILED)
+    except RefreshError as exc:
+        _print_skipped(exc.source, out)
+        print(str(exc), file=out)
+        raise _Stop(EXIT_AGENT_FAILED) from exc
+    _print_skipped(source, out)
     print(f"Fetched {len(source.pages)} page(s); documents: {', '.join(d.id for d in source.documents)}", file=out)
     return source
 
 
-def _extract(model: Any, model_id: str, document: Any, out: TextIO) -> dict[str, Any]:
-    """One live extraction through `RecordingModel`; the fixture data, not yet written."""
-    from helpers.examples.fcc.cassettes import exchange_path
-    from helpers.examples.fcc.schema import FccInvoice
-    from helpers.exchanges.recording import capture_structured_output
-
-    captured = capture_structured_output(  # one agent per document
-        model,
-        document.prompt(),
-        FccInvoice,
-        source=str(exchange_path(document.id)),
-        model_id=model_id,
-        note=f"Live extraction of {document.id} recorded by `make record-fcc`.",
-        extra_provenance={"document_id": document.id},
-        label=document.id,
-        out=out,
-    )
-    if isinstance(captured, int):
-        raise _Stop(captured)
-    calls = [turn["toolUse"] for turn in captured["turns"] if "toolUse" in turn]
-    print(f"{document.id}: extracted {len(calls[-1]['input'].get('LineItems') or [])} line items", file=out)
-    return captured
+def _print_skipped(source: Any, out: TextIO) -> None:
+    for row in source.selection.skipped:
+        print(f"Skipped row {row.row_idx} ({row.id}): {row.reason}", file=out)
 
 
-def _commit(source: Any, fixtures: dict[str, dict], snapshot: Path, exchanges: Path, out: TextIO) -> None:
-    """Stage every file beside its target, then swap them all in; drop exchanges of old documents.
+def _record(source: Any, model: Any, model_id: str, staging: Path, targets: _Targets, out: TextIO) -> dict[Path, bytes]:
+    """Steps 1 and 2 into `staging`: the snapshot, the case file, then every cassette; returns what to switch in.
 
-    Staging first means a full disk or a crash while writing leaves every target as it was.
+    The current exchanges are copied into the staging cassette folder first, so the recorder's
+    review prints what changed from them.
     """
-    from helpers.examples.fcc.cassettes import exchange_path
-    from helpers.examples.fcc.documents import FCC_REQUEST
-    from helpers.exchanges.recording import print_review, read_previous
-    from helpers.files import write_text_atomically
-    from helpers.services.datasets_server import write_snapshot
+    from helpers.examples.fcc.cassettes import DOCUMENT_KEY, exchange_paths
+    from helpers.examples.fcc.documents import RECORD_COMMAND
+    from helpers.examples.fcc.refresh import stage_refresh
+    from helpers.examples.fcc.schema import FccInvoice
+    from helpers.examples.fcc.task import extract
+    from helpers.harness.cases import load_cases
+    from helpers.record import record_cases
 
-    staged: list[tuple[Path, Path]] = []
+    recorded = datetime.now(UTC).isoformat(timespec="seconds")
     try:
-        for doc_id, data in fixtures.items():
-            target = exchange_path(doc_id, exchanges)
-            text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-            staged.append((write_text_atomically(_staged(target), text), target))
-        recorded = datetime.now(UTC).isoformat(timespec="seconds")
-        provenance = dict(source.provenance, recorded=recorded)
-        staged.append((write_snapshot(_staged(snapshot), FCC_REQUEST, source.pages, provenance), snapshot))
-    except BaseException as exc:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        if not isinstance(exc, OSError):
-            raise
+        snapshot, cases_file = stage_refresh(source, staging, recorded)
+    except OSError as exc:
+        print(f"Staging the snapshot failed: {exc}", file=out)
+        raise _Stop(EXIT_AGENT_FAILED) from exc
+    cases = load_cases(cases_file, FccInvoice)
+    ids = [case.name for case in cases]
+    cassettes = staging / "cassettes"
+    cassettes.mkdir()
+    targets_by_id = exchange_paths(ids, targets.exchanges)
+    for name, staged in exchange_paths(ids, cassettes).items():
+        if targets_by_id[name].is_file():
+            shutil.copyfile(targets_by_id[name], staged)
+    print(
+        f"Recording {len(cases)} documents; nothing in {targets.exchanges} changes until every one succeeded.", file=out
+    )
+    code = record_cases(
+        FccInvoice, cases, extract, cassettes, model=model, model_id=model_id, record_command=RECORD_COMMAND, out=out
+    )
+    if code != EXIT_OK:
+        raise _Stop(code)
+    writes = {targets.snapshot: snapshot.read_bytes(), targets.cases: cases_file.read_bytes()}
+    for name, staged in exchange_paths(ids, cassettes).items():
+        data = json.loads(staged.read_text(encoding="utf-8"))
+        data["provenance"][DOCUMENT_KEY] = name  # what proves the file stale once the document leaves the set
+        writes[targets_by_id[name]] = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return writes
+
+
+def _switch(writes: dict[Path, bytes], source: Any, targets: _Targets, out: TextIO) -> None:
+    """Step 3: every file in, and the provably stale exchanges out, as one step."""
+    from helpers.files import switch_files
+
+    selected = {doc.id for doc in source.documents}
+    stale, foreign = _old_files(targets.exchanges, set(writes), selected)
+    try:
+        switch_files(writes, remove=stale)
+    except (OSError, ValueError) as exc:  # a full disk, a read-only folder; SwitchError: colliding names
         print(f"Writing the recording failed: {exc}", file=out)
         raise _Stop(EXIT_AGENT_FAILED) from exc
-    for doc_id, data in fixtures.items():
-        print(file=out)
-        print_review(data, read_previous(exchange_path(doc_id, exchanges)), out, label=doc_id)
-    for tmp, target in staged:
-        os.replace(tmp, target)
-    kept = {target for _, target in staged}
-    for old in sorted(exchanges.glob("*.json")):
-        if old not in kept:
-            old.unlink()
-            print(f"Removed {old.name}: its document is no longer among the five.", file=out)
-    print(f"\nReplaced {snapshot} and {len(fixtures)} exchanges in {exchanges}.", file=out)
+    for path, reason in stale.items():
+        print(f"Removed {path.name}: {reason}.", file=out)
+    for path, reason in foreign.items():
+        print(f"Left {path.name} in place: {reason}.", file=out)
+    count = len(writes) - 2
+    print(f"\nReplaced {targets.snapshot}, {targets.cases} and {count} exchanges in {targets.exchanges}.", file=out)
     print("Next: `make outputs` to re-run the notebook on the new recording, then review and commit.", file=out)
 
 
-def _staged(target: Path) -> Path:
-    """Where a file waits beside its target until every file of the recording is written."""
-    return target.with_name(f".{target.name}.staged")
+def _old_files(folder: Path, written: Iterable[Path], selected: set[str]) -> tuple[dict[Path, str], dict[Path, str]]:
+    """The other `*.json` files of the cassette folder: provably stale exchanges, and the rest.
+
+    A file is stale only if it is an exchange whose `provenance.document_id` names a document that
+    is no longer selected; everything else (another folder's fixture, a file we cannot read) is
+    not ours to remove.
+    """
+    from helpers.examples.fcc.cassettes import DOCUMENT_KEY
+
+    written = {Path(path).absolute() for path in written}
+    stale: dict[Path, str] = {}
+    foreign: dict[Path, str] = {}
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        if path.absolute() in written:
+            continue
+        try:
+            provenance = json.loads(path.read_text(encoding="utf-8")).get("provenance")
+            document = provenance.get(DOCUMENT_KEY) if isinstance(provenance, dict) else None
+        except (OSError, ValueError, RecursionError, AttributeError):
+            document = None
+        if isinstance(document, str) and document not in selected:
+            stale[path] = f"the exchange of document {document!r}, which is no longer among the five"
+        else:
+            foreign[path] = "not an exchange of a document this recording replaced"
+    return stale, foreign
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import shutil
 import socket
 import time
 import typing
+from pathlib import Path
 
 import pytest
 from strands.tools.structured_output.structured_output_tool import StructuredOutputTool
@@ -306,7 +307,7 @@ def test_provenance_lines_for_live_and_recorded_data():
 
 def test_live_mode_needs_the_shared_model():
     with pytest.raises(ValueError, match="live_model"):
-        case_model("hand-authored-01", "live")
+        case_model(fcc_cases(from_snapshot().documents)[0], "live")
 
 
 # --- the replayed run: the notebook's key numbers -------------------------------------------
@@ -325,7 +326,7 @@ def replayed(no_network):
 
     @eval_task()
     def replayed_extract(case):
-        extractions[case.name] = extract(case, case_model(case.name, "replay"))
+        extractions[case.name] = extract(case, case_model(case, "replay"))
         return {"output": extractions[case.name]}
 
     report = run_experiment(StructuredOutputSimilarity(FccInvoice), replayed_extract, cases)
@@ -374,7 +375,7 @@ def test_a_failing_case_is_scored_as_a_failure_and_the_run_goes_on():
 
     @eval_task()
     def replayed_extract(case):
-        return {"output": extract(case, case_model(case.name, "replay"))}
+        return {"output": extract(case, case_model(case, "replay"))}
 
     report = run_experiment(StructuredOutputSimilarity(FccInvoice), replayed_extract, [first, unrecorded])
     assert report.test_passes == [True, False]
@@ -442,3 +443,57 @@ def test_the_notebook_shows_the_task_the_recorder_runs():
     assert len(shown) == 1
     assert [ast.dump(node) for node in shown[0].body] == [ast.dump(node) for node in recorded.body]
     assert [arg.arg for arg in shown[0].args.args] == [arg.arg for arg in recorded.args.args] == ["case", "model"]
+
+
+# --- the FCC set as an instance of the general path ---------------------------------------------
+
+
+def _copy_snapshot(tmp_path, edit) -> Path:
+    """The committed snapshot with `edit(page)` applied to its first page, written to `tmp_path`."""
+    document = json.loads(SNAPSHOT_PATH.read_text(encoding="utf-8"))
+    edit(document["pages"][0])
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def test_an_exchange_recorded_for_another_prompt_is_refused_in_the_first_cell(tmp_path):
+    def retype(page):
+        row = next(entry["row"] for entry in page["rows"] if entry["row"]["id"] == "hand-authored-03")
+        row["text"] = row["text"].replace("KVOR-TV", "KVOR-TX")
+
+    with pytest.raises(FixtureError, match="hand-authored-03.json: recorded for another prompt than document"):
+        open_run("replay", snapshot_path=_copy_snapshot(tmp_path, retype))
+
+
+def test_an_exchange_bound_to_no_prompt_is_refused(tmp_path):
+    shutil.copytree(FCC_EXCHANGES_DIR, tmp_path / "fcc")
+    path = exchange_path("hand-authored-05", tmp_path / "fcc")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    del data["provenance"]["prompt_sha256"]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(FixtureError, match="'provenance.prompt_sha256' is missing.*make record-fcc"):
+        open_run("replay", exchanges_dir=tmp_path / "fcc")
+
+
+def test_a_snapshot_that_selects_fewer_than_five_documents_is_refused(tmp_path):
+    def shorten(page):
+        page["rows"] = page["rows"][:4]
+        page["num_rows_total"] = 4
+
+    with pytest.raises(SnapshotError, match="selects 2 of the 5 documents a run needs.*make record-fcc"):
+        from_snapshot(_copy_snapshot(tmp_path, shorten))
+
+
+def test_the_general_score_command_replays_the_fcc_cassettes_to_the_notebook_numbers(tmp_path, no_network):
+    import io
+
+    from helpers import score
+    from helpers.examples.fcc.documents import CASES_PATH
+
+    out = io.StringIO()
+    argv = ["--schema", "helpers.examples.fcc.schema:FccInvoice", "--cases", str(CASES_PATH)]
+    argv += ["--task", "helpers.examples.fcc.task:extract", "--cassettes", str(FCC_EXCHANGES_DIR)]
+    code = score.main([*argv, "--out", str(tmp_path / "run.json")], out=out)
+    assert code == score.EXIT_OK, out.getvalue()
+    assert "Overall score 0.838; 5 of 5 case(s) pass." in out.getvalue()

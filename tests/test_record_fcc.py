@@ -1,18 +1,22 @@
-"""`python -m helpers.record_fcc` with a fake provider and a local datasets server: no network.
+"""`python -m helpers.record_fcc` with a stand-in provider and a local datasets server: no network.
 
-The local server serves the committed snapshot's rows through `/rows`; the provider is a
-`ReplayModel` over an in-memory exchange, so the real `Agent` and `RecordingModel` run.
-Every failure must leave the existing snapshot and exchanges byte for byte as they were.
+The local server serves the committed snapshot's rows through `/rows` (or a fault); the provider
+is a `ReplayModel` over an in-memory exchange, so the real `Agent`, `RecordingModel` and the
+general recorder run. Every failure must leave the snapshot, the case file and the exchanges
+byte for byte as they were; a success replaces them together and removes only what it can
+prove is a stale exchange of its own set.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import sys
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -20,35 +24,47 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from helpers import record_fcc
-from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR, load_document_exchange
-from helpers.examples.fcc.documents import SNAPSHOT_PATH, from_snapshot
+from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_path, load_document_exchange
+from helpers.examples.fcc.documents import CASES_PATH, SNAPSHOT_PATH, case_lines, from_snapshot
+from helpers.examples.fcc.schema import FccInvoice
+from helpers.exchanges.cassettes import Cassettes
 from helpers.exchanges.fixtures import Exchange
 from helpers.exchanges.replay import ReplayModel
+from helpers.harness.cases import load_cases
 from helpers.services.datasets_server import SERVICE, read_snapshot
 
 PAGE = read_snapshot(SNAPSHOT_PATH).pages[0]
 USAGE = {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}
 PAYLOAD = {"Agency": "A", "Advertiser": "B", "LineItems": [{"LineItemRate": 1.0}]}
+SELECTED = [f"hand-authored-0{n}" for n in (1, 3, 5, 7, 8)]
+
+Response = tuple[int, dict[str, str], bytes]
+
+
+def rows_page(query: dict[str, str], page: dict | None = None) -> Response:
+    """The committed snapshot's rows from `offset`, `length` at a time, as the server pages them."""
+    page = page or PAGE
+    offset, length = int(query["offset"]), int(query["length"])
+    body = dict(page, rows=page["rows"][offset : offset + length])
+    return 200, {"Content-Type": "application/json"}, json.dumps(body).encode()
 
 
 class RowsServer:
-    """Serves the committed snapshot's rows as `/rows` pages, or a fixed HTTP status."""
+    """A local `/rows` server; `respond(path, query)` decides each answer (default: the snapshot's rows)."""
 
-    def __init__(self, status: int = 200) -> None:
+    def __init__(self, respond: Callable[[str, dict[str, str]], Response] | None = None) -> None:
         self.requests = 0
+        respond = respond or (lambda path, query: rows_page(query))
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
                 server.requests += 1
-                query = {k: v[0] for k, v in parse_qs(urlparse(self.path).query).items()}
-                offset, length = int(query["offset"]), int(query["length"])
-                body = dict(PAGE, rows=PAGE["rows"][offset : offset + length])
-                if status != 200:
-                    body = {"error": "Internal error"}
-                data = json.dumps(body).encode()
+                parts = urlparse(self.path)
+                status, headers, data = respond(parts.path, {k: v[0] for k, v in parse_qs(parts.query).items()})
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -74,19 +90,50 @@ def server():
 
 
 @pytest.fixture
+def serve():
+    """Start a server with a custom responder; every one started is closed after the test."""
+    started = []
+
+    def start(respond):
+        started.append(RowsServer(respond))
+        return started[-1]
+
+    yield start
+    for rows in started:
+        rows.close()
+
+
+def stale_exchange(document_id: str) -> str:
+    """An exchange `make record-fcc` wrote for a document that is no longer selected."""
+    data = json.loads(exchange_path("hand-authored-01").read_text())
+    data["provenance"]["document_id"] = document_id
+    return json.dumps(data, indent=2)
+
+
+@pytest.fixture
 def targets(tmp_path):
-    """Copies of the committed snapshot and exchanges, plus a stale exchange of another document."""
+    """Copies of the committed snapshot, case file and exchanges, plus three files that are not the five.
+
+    `retired-document.json` is an old exchange of a document no longer selected (stale, provably
+    ours); `notes.json` and `offline_invoice.json` are not exchanges of this set.
+    """
     snapshot = tmp_path / "fcc" / "snapshot.json"
     snapshot.parent.mkdir()
     shutil.copy(SNAPSHOT_PATH, snapshot)
+    cases = snapshot.parent / "cases.jsonl"
+    shutil.copy(CASES_PATH, cases)
     exchanges = tmp_path / "exchanges"
     shutil.copytree(FCC_EXCHANGES_DIR, exchanges)
-    (exchanges / "stale-document.json").write_text("{}")
-    return snapshot, exchanges
+    (exchanges / "retired-document.json").write_text(stale_exchange("retired-document"))
+    (exchanges / "notes.json").write_text("{}")
+    shutil.copy(FCC_EXCHANGES_DIR.parent / "offline_invoice.json", exchanges / "offline_invoice.json")
+    return snapshot, cases, exchanges
 
 
-def files(snapshot: Path, exchanges: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in [snapshot, *sorted(exchanges.iterdir())]}
+def files(targets) -> dict[str, bytes]:
+    """Every file of the three targets' folders, by name, with its bytes: leftovers show up too."""
+    snapshot, _, exchanges = targets
+    return {p.name: p.read_bytes() for folder in (snapshot.parent, exchanges) for p in sorted(folder.iterdir())}
 
 
 def tool_turn(number: int) -> dict:
@@ -106,9 +153,21 @@ def text_turn() -> dict:
     return {"text": {"chunks": ["I cannot ", "find an invoice."], "usage": USAGE}}
 
 
+class StandIn(ReplayModel):
+    """One shared provider for every document: streams the next turn on each call."""
+
+    calls = 0
+
+    async def stream(self, *args, **kwargs):
+        StandIn.calls += 1
+        async for event in super().stream(*args, **kwargs):
+            yield event
+
+
 def fake(turns: list[dict]):
     """A model factory: one shared provider that streams `turns`, one per model call."""
-    return lambda: ReplayModel(Exchange("fake provider", {"hand_authored": False}, turns))
+    StandIn.calls = 0
+    return lambda: StandIn(Exchange("stand-in provider", {"hand_authored": False}, turns))
 
 
 class FailingOnThirdCall(ReplayModel):
@@ -120,62 +179,184 @@ class FailingOnThirdCall(ReplayModel):
 
 
 def run(server_url: str, targets, factory=None, *extra: str) -> tuple[int, str]:
-    snapshot, exchanges = targets
+    snapshot, cases, exchanges = targets
     out = io.StringIO()
     argv = ["--base-url", server_url, "--timeout", "0.5", "--retries", "1", "--backoff", "0.01"]
-    argv += ["--snapshot", str(snapshot), "--exchanges", str(exchanges), *extra]
+    argv += ["--snapshot", str(snapshot), "--cases", str(cases), "--exchanges", str(exchanges), *extra]
     code = record_fcc.main(argv, model_factory=factory, out=out)
     return code, out.getvalue()
 
 
-def test_success_replaces_snapshot_and_exchanges_together_and_they_replay(server, targets):
-    snapshot, exchanges = targets
+# --- success --------------------------------------------------------------------------------
+
+
+def test_success_switches_snapshot_cases_and_exchanges_in_together_and_they_replay(server, targets):
+    snapshot, cases, exchanges = targets
     code, output = run(server.url, targets, fake([tool_turn(n) for n in range(5)]))
     assert code == record_fcc.EXIT_OK, output
     assert "Skipped row 1 (hand-authored-02): 14 line items" in output
-    assert "Removed stale-document.json" in output
-    assert sorted(p.name for p in exchanges.iterdir()) == [f"hand-authored-0{n}.json" for n in (1, 3, 5, 7, 8)]
     source = from_snapshot(snapshot)
-    assert source.provenance["hand_authored"] is False
-    assert source.provenance["recorded"]
+    assert source.provenance["hand_authored"] is False and source.provenance["recorded"]
+    assert cases.read_text() == case_lines(source.documents)
+    assert [case.name for case in load_cases(cases, FccInvoice)] == SELECTED
     for document in source.documents:
-        exchange = load_document_exchange(document.id, exchanges)
+        exchange = load_document_exchange(document.id, exchanges, prompt=document.prompt())
         assert exchange.provenance["hand_authored"] is False
         assert exchange.provenance["document_id"] == document.id
         assert exchange.tool_uses()[0]["inputChunks"] == tool_turn(0)["toolUse"]["inputChunks"]
+    # The general replay path reads the same folder: every cassette bound to its case's prompt.
+    Cassettes(exchanges, SELECTED, tool_name="FccInvoice", record_command="make record-fcc").load_all()
     assert not [p for p in [*snapshot.parent.iterdir(), *exchanges.iterdir()] if p.name.startswith(".")]
 
 
+def test_only_provably_stale_exchanges_are_removed_and_other_files_are_left_and_mentioned(server, targets):
+    _, _, exchanges = targets
+    before = files(targets)
+    code, output = run(server.url, targets, fake([tool_turn(n) for n in range(5)]))
+    assert code == record_fcc.EXIT_OK, output
+    assert "Removed retired-document.json: the exchange of document 'retired-document'" in output
+    assert not (exchanges / "retired-document.json").exists()
+    for name in ("notes.json", "offline_invoice.json"):
+        assert f"Left {name} in place" in output
+        assert (exchanges / name).read_bytes() == before[name]
+    assert sorted(p.name for p in exchanges.iterdir()) == sorted(
+        [f"{name}.json" for name in SELECTED] + ["notes.json", "offline_invoice.json"]
+    )
+
+
+def test_the_review_compares_each_document_with_its_previous_exchange(server, targets):
+    code, output = run(server.url, targets, fake([tool_turn(n) for n in range(5)]))
+    assert code == record_fcc.EXIT_OK, output
+    assert "hand-authored-01: payload of the FccInvoice tool call" in output
+    assert "hand-authored-01: changes from the previous fixture" in output
+    assert "payload.Agency: 'Blue Ridge Media Partners' -> 'A'" in output
+
+
+# --- failures leave every file byte for byte --------------------------------------------------
+
+
 def test_agent_failure_on_one_document_writes_nothing(server, targets):
-    before = files(*targets)
+    before = files(targets)
     turns = [tool_turn(n) for n in range(5)]
-    factory = lambda: FailingOnThirdCall(Exchange("fake provider", {}, turns))  # noqa: E731
+    factory = lambda: FailingOnThirdCall(Exchange("stand-in provider", {}, turns))  # noqa: E731
     code, output = run(server.url, targets, factory)
     assert code == record_fcc.EXIT_AGENT_FAILED
-    assert "hand-authored-05: the agent call failed: RuntimeError: AccessDeniedException" in output
-    assert files(*targets) == before
+    assert "hand-authored-05: the task failed: RuntimeError: AccessDeniedException" in output
+    assert "Nothing was written" in output
+    assert files(targets) == before
 
 
 def test_no_structured_output_tool_call_exits_3_and_writes_nothing(server, targets):
-    before = files(*targets)
+    before = files(targets)
     code, output = run(server.url, targets, fake([text_turn(), text_turn()]))
     assert code == record_fcc.EXIT_NO_STRUCTURED_OUTPUT, output
     assert "never called the structured-output tool 'FccInvoice'" in output
-    assert files(*targets) == before
+    assert files(targets) == before
 
 
-def test_download_failure_exits_2_naming_the_service_and_writes_nothing(targets):
-    broken = RowsServer(status=503)
-    try:
-        before = files(*targets)
-        started = time.monotonic()
-        code, output = run(broken.url, targets, fake([tool_turn(0)]))
-    finally:
-        broken.close()
+def test_a_failure_part_way_through_the_switch_rolls_every_file_back(server, targets, monkeypatch):
+    _, _, exchanges = targets
+    before = files(targets)
+    third = exchange_path("hand-authored-05", exchanges).absolute()
+    real_replace = os.replace
+
+    def disk_full_at_the_third_exchange(src, dst, *args, **kwargs):
+        if Path(dst).absolute() == third:
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", disk_full_at_the_third_exchange)
+    code, output = run(server.url, targets, fake([tool_turn(n) for n in range(5)]))
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert code == record_fcc.EXIT_AGENT_FAILED, output
+    assert "Writing the recording failed: [Errno 28] No space left on device" in output
+    assert files(targets) == before  # the snapshot and the first exchanges were renamed back
+
+
+def test_download_failure_exits_2_naming_the_service_and_writes_nothing(serve, targets):
+    broken = serve(lambda path, query: (503, {}, b'{"error": "Internal error"}'))
+    before = files(targets)
+    started = time.monotonic()
+    code, output = run(broken.url, targets, fake([tool_turn(0)]))
     assert code == record_fcc.EXIT_AGENT_FAILED
     assert f"Download failed: {SERVICE}" in output and "HTTP 503" in output
-    assert time.monotonic() - started < 2.0
-    assert files(*targets) == before
+    assert time.monotonic() - started < 5.0
+    assert files(targets) == before
+
+
+@pytest.mark.parametrize(
+    ("respond", "fragment"),
+    [
+        (lambda path, query: (302, {"Location": "/rows?offset=0&length=10"}, b""), "redirect"),
+        (lambda path, query: (200, {}, b"[" * 100_000 + b"]" * 100_000), "nested too deeply"),
+        (
+            lambda path, query: rows_page(query, dict(PAGE, rows=[dict(PAGE["rows"][0], row_idx="first")])),
+            "row_idx is 'first'",
+        ),
+    ],
+    ids=["redirect loop", "deep body", "non-integer row index"],
+)
+def test_a_hostile_server_ends_as_exit_2_and_nothing_written(serve, targets, respond, fragment):
+    hostile = serve(respond)
+    before = files(targets)
+    code, output = run(hostile.url, targets, fake([tool_turn(0)]))
+    assert code == record_fcc.EXIT_AGENT_FAILED, output
+    assert fragment in output and "Nothing was written" in output
+    assert StandIn.calls == 0
+    assert files(targets) == before
+
+
+def test_two_ids_that_share_a_file_name_are_refused_before_any_model_call(serve, targets):
+    rows = [dict(entry, row=dict(entry["row"])) for entry in PAGE["rows"]]
+    rows[0]["row"]["id"], rows[2]["row"]["id"] = "doc/1", "doc_1"
+    clash = serve(lambda path, query: rows_page(query, dict(PAGE, rows=rows)))
+    before = files(targets)
+    code, output = run(clash.url, targets, fake([tool_turn(n) for n in range(5)]))
+    assert code == record_fcc.EXIT_AGENT_FAILED, output
+    assert "'doc/1' and 'doc_1' would share the cassette file doc_1.json" in output
+    assert StandIn.calls == 0
+    assert files(targets) == before
+
+
+def test_too_few_documents_refuses_a_partial_set(serve, targets):
+    short = serve(lambda path, query: rows_page(query, dict(PAGE, rows=PAGE["rows"][:3], num_rows_total=3)))
+    before = files(targets)
+    code, output = run(short.url, targets, fake([tool_turn(0)]))
+    assert code == record_fcc.EXIT_AGENT_FAILED
+    assert "Only 2 of 5 documents" in output and "Skipped row 1 (hand-authored-02)" in output
+    assert files(targets) == before
+
+
+# --- flags, credentials, dependencies ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "fragment"),
+    [
+        (["--timeout", "0"], "timeout=0.0 is out of range"),
+        (["--timeout", "nan"], "timeout=nan is out of range"),
+        (["--retries", "11"], "retries=11 is out of range"),
+        (["--retries", "-1"], "retries=-1 is out of range"),
+        (["--backoff", "61"], "backoff=61.0 is out of range"),
+        (["--base-url", "ftp://example.org"], "scheme must be http or https"),
+        (["--base-url", "http://"], "names no host"),
+    ],
+)
+def test_a_bad_flag_exits_2_before_any_request(server, targets, flags, fragment):
+    before = files(targets)
+    code, output = run(server.url, targets, fake([tool_turn(0)]), *flags)
+    assert code == record_fcc.EXIT_AGENT_FAILED, output
+    assert fragment in output and "Nothing was written" in output
+    assert server.requests == 0 and StandIn.calls == 0
+    assert files(targets) == before
+
+
+def test_a_flag_that_is_not_a_number_exits_2_saying_nothing_was_written(capsys):
+    with pytest.raises(SystemExit) as stop:
+        record_fcc.main(["--retries", "many"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --retries: invalid int value: 'many'" in err and "Nothing was written" in err
 
 
 def test_missing_dependency_exits_1(server, targets, monkeypatch):
@@ -186,51 +367,38 @@ def test_missing_dependency_exits_1(server, targets, monkeypatch):
     assert server.requests == 0
 
 
-def test_a_write_failure_while_staging_exits_2_and_leaves_every_file_as_it_was(server, targets, monkeypatch):
-    def disk_full(*args, **kwargs):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr("helpers.services.datasets_server.write_snapshot", disk_full)
-    before = files(*targets)
-    code, output = run(server.url, targets, fake([tool_turn(n) for n in range(5)]))
-    assert code == record_fcc.EXIT_AGENT_FAILED
-    assert "Writing the recording failed: [Errno 28] No space left on device" in output
-    assert files(*targets) == before  # the exchanges staged before the failure were removed too
-
-
-def test_the_exit_codes_are_those_of_the_offline_recorder():
-    from helpers.exchanges import recording
-
-    for name in ("EXIT_OK", "EXIT_MISSING_DEPENDENCY", "EXIT_AGENT_FAILED", "EXIT_NO_STRUCTURED_OUTPUT"):
-        assert getattr(record_fcc, name) == getattr(recording, name), name
-
-
 def test_absent_credentials_exit_2_naming_aws_profile_before_any_download(server, targets, no_aws_credentials):
-    before = files(*targets)
+    before = files(targets)
     code, output = run(server.url, targets)
     assert code == record_fcc.EXIT_AGENT_FAILED
     assert "AWS_PROFILE" in output
     assert server.requests == 0
-    assert files(*targets) == before
+    assert files(targets) == before
 
 
-def test_help_describes_the_exit_codes(capsys):
+def test_the_exit_codes_are_those_of_the_general_recorder():
+    from helpers import record
+    from helpers.exchanges import recording
+
+    assert record_fcc.EXIT_OK == record.EXIT_OK == recording.EXIT_OK
+    assert record_fcc.EXIT_MISSING_DEPENDENCY == record.EXIT_MISSING_DEPENDENCY == recording.EXIT_MISSING_DEPENDENCY
+    assert record_fcc.EXIT_AGENT_FAILED == record.EXIT_BAD_INPUT == recording.EXIT_AGENT_FAILED
+    assert record_fcc.EXIT_NO_STRUCTURED_OUTPUT == recording.EXIT_NO_STRUCTURED_OUTPUT
+
+
+def test_help_describes_the_steps_and_the_exit_codes(capsys):
     with pytest.raises(SystemExit) as stop:
         record_fcc.main(["--help"])
     assert stop.value.code == 0
     text = capsys.readouterr().out
     assert "make record-fcc" in text and "3  the model never called" in text
+    assert "python -m helpers.record" in text
 
 
-def test_too_few_documents_refuses_a_partial_set(targets, monkeypatch):
-    monkeypatch.setitem(PAGE, "rows", PAGE["rows"][:3])
-    monkeypatch.setitem(PAGE, "num_rows_total", 3)
-    short = RowsServer()
-    try:
-        before = files(*targets)
-        code, output = run(short.url, targets, fake([tool_turn(0)]))
-    finally:
-        short.close()
-    assert code == record_fcc.EXIT_AGENT_FAILED
-    assert "Only 2 of 5 documents" in output
-    assert files(*targets) == before
+def test_the_committed_case_file_is_derived_from_the_committed_snapshot():
+    documents = from_snapshot().documents
+    assert CASES_PATH.read_text(encoding="utf-8") == case_lines(documents)
+    cases = load_cases(CASES_PATH, FccInvoice)
+    assert [case.name for case in cases] == SELECTED
+    assert [case.input for case in cases] == [doc.prompt() for doc in documents]
+    assert [case.expected_output for case in cases] == [doc.label for doc in documents]

@@ -24,6 +24,7 @@ from helpers.services.datasets_server import (
     SERVICE,
     DatasetsServerClient,
     RowsRequest,
+    SnapshotError,
     live_rows,
     read_snapshot,
     snapshot_rows,
@@ -197,10 +198,17 @@ def from_snapshot(path: Path = SNAPSHOT_PATH) -> FccSource:
     """Select the documents from a stored snapshot; file reads only, no socket.
 
     Raises:
-        SnapshotError: If the snapshot is missing (naming `make record-fcc`) or malformed.
+        SnapshotError: If the snapshot is missing (naming `make record-fcc`), malformed, or
+            selects fewer than `DOCUMENT_COUNT` documents.
     """
     snapshot = read_snapshot(path, RECORD_COMMAND)
     selection = select_documents(snapshot_rows(snapshot, RECORD_COMMAND))
+    if len(selection.documents) < DOCUMENT_COUNT:
+        raise SnapshotError(
+            f"{path}: selects {len(selection.documents)} of the {DOCUMENT_COUNT} documents a run needs "
+            f"({len(selection.skipped)} rows skipped); a replay would score fewer documents than recorded. "
+            f"Re-record the snapshot with `{RECORD_COMMAND}`"
+        )
     return FccSource("replay", selection, snapshot.provenance, snapshot.pages, Path(path))
 
 
@@ -248,9 +256,21 @@ def load_documents(
     return from_snapshot(snapshot_path)
 
 
+def case_record(document: FccDocument) -> dict[str, Any]:
+    """One line of the case file: the prompt as input, the label as expected output, the row as metadata."""
+    return {
+        "name": document.id,
+        "input": document.prompt(),
+        "expected_output": document.label.model_dump(mode="json"),
+        "metadata": {"row_idx": document.row_idx},
+    }
+
+
+def case_lines(documents: Iterable[FccDocument]) -> str:
+    """The case file of `documents` (JSONL, one `case_record` per line), as `CASES_PATH` holds it."""
+    return "".join(json.dumps(case_record(doc), ensure_ascii=False) + "\n" for doc in documents)
+
+
 def fcc_cases(documents: Iterable[FccDocument]) -> list[Case]:
-    """One evaluation case per document: the prompt as input, the verified label as expected."""
-    return [
-        Case(name=doc.id, input=doc.prompt(), expected_output=doc.label, metadata={"row_idx": doc.row_idx})
-        for doc in documents
-    ]
+    """One evaluation case per document, as the case file describes it, with the label as a model."""
+    return [Case(**dict(case_record(doc), expected_output=doc.label)) for doc in documents]

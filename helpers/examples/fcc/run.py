@@ -13,7 +13,7 @@ from pathlib import Path
 
 from strands.models import Model
 
-from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR, load_document_exchange
+from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_paths, load_document_exchange
 from helpers.examples.fcc.documents import DATASET, SNAPSHOT_PATH, FccSource, load_documents
 from helpers.exchanges.fixtures import Exchange
 from helpers.files import REPO_ROOT
@@ -75,7 +75,8 @@ def open_run(mode: str, *, snapshot_path: Path = SNAPSHOT_PATH, exchanges_dir: P
     Raises:
         CredentialsError: Live, if no AWS credentials resolve.
         DatasetsServerError: Live, if the datasets server cannot be reached.
-        SnapshotError, FixtureError: In replay mode, if the snapshot or an exchange is missing.
+        SnapshotError, FixtureError: In replay mode, if the snapshot or an exchange is missing,
+            the snapshot selects fewer than five documents, or an exchange answered another prompt.
     """
     model = None
     if mode == "live":
@@ -84,7 +85,8 @@ def open_run(mode: str, *, snapshot_path: Path = SNAPSHOT_PATH, exchanges_dir: P
         responses = f"live calls to {MODEL_ID} on Bedrock in {resolve_region()}"
     source = load_documents(mode, snapshot_path=snapshot_path)
     if mode != "live":
-        exchanges = [load_document_exchange(doc.id, exchanges_dir) for doc in source.documents]
+        exchange_paths([doc.id for doc in source.documents], exchanges_dir)  # two ids, one file: refused
+        exchanges = [load_document_exchange(doc.id, exchanges_dir, prompt=doc.prompt()) for doc in source.documents]
         responses = exchanges_summary(exchanges, exchanges_dir)
     return FccRun(mode, source, model, source_lines(source, mode, responses))
 
