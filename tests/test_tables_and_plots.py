@@ -166,3 +166,11 @@ def test_missing_values_are_left_blank_not_painted():
     cell = f"#T_blank_row{row}_col{column}"
     rules = html.split(cell, 1)[1].split("}", 1)[0]
     assert "background-color: transparent" in rules
+
+
+def test_text_table_keeps_a_cells_own_line_breaks_and_fits_the_width():
+    rows = [["invoice_id", "type:str -> LevenshteinComparator@0.7\nname-token:invoice_id -> ExactComparator@1.0"]]
+    lines = text_table(["field", "chosen by"], rows, width=70).splitlines()
+    assert lines[1] == "invoice_id  type:str -> LevenshteinComparator@0.7"
+    assert lines[2].strip() == "name-token:invoice_id -> ExactComparator@1.0"
+    assert all(len(line) <= 70 for line in lines)

@@ -1,8 +1,9 @@
 """Plain-text tables for notebooks that run with strands and stickler alone (no pandas).
 
-Long cells are wrapped at word boundaries inside their column, so a wide table never reaches
-the notebook's own line wrapping, which breaks lines mid-word. Floats are printed with the
-same three decimals as the styled tables; a missing value is `-`.
+A notebook wraps an output line longer than its cell, and it breaks it anywhere, mid-word
+included. So a table is fitted to `width` characters here: the widest columns are narrowed
+first, and their cells are wrapped at word boundaries onto more lines. Floats are printed with
+the same three decimals as the styled tables; a missing value is `-`.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-# Wide enough for a field path or a short value; anything longer wraps onto more lines.
-COLUMN_WIDTH = 40
+# What a notebook cell shows without wrapping on a laptop screen.
+WIDTH = 100
 GAP = "  "
+# No column is narrowed below this, so a short word is never squeezed onto its own line.
+MIN_COLUMN = 8
 
 
 def cell_text(value: Any) -> str:
@@ -25,19 +28,46 @@ def cell_text(value: Any) -> str:
     return str(value)
 
 
-def text_table(header: Sequence[str], rows: Iterable[Sequence[Any]], column_width: int = COLUMN_WIDTH) -> str:
-    """The rows as aligned columns, each cell wrapped at word boundaries to `column_width`."""
+def column_widths(lines: list[list[str]], width: int) -> list[int]:
+    """Each column's natural width, the widest narrowed one step at a time until the row fits."""
+    widths = [max(len(part) for line in lines for part in line[index].split("\n")) for index in range(len(lines[0]))]
+    budget = width - len(GAP) * (len(widths) - 1)
+    while sum(widths) > budget:
+        widest = max(range(len(widths)), key=lambda index: widths[index])
+        if widths[widest] <= MIN_COLUMN:
+            break
+        widths[widest] -= 1
+    return widths
+
+
+def wrap(text: str, limit: int) -> list[str]:
+    """`text` as lines of at most `limit` characters, broken only between words and at its own newlines."""
+    return [
+        line
+        for paragraph in text.split("\n")
+        for line in textwrap.wrap(paragraph, limit, break_long_words=False, break_on_hyphens=False) or [""]
+    ]
+
+
+def text_table(header: Sequence[str], rows: Iterable[Sequence[Any]], width: int = WIDTH) -> str:
+    """The rows as aligned columns fitted to `width`, long cells wrapped at word boundaries.
+
+    A single word longer than its column is kept whole, so the table can exceed `width`
+    only where breaking it would split a word.
+    """
     lines = [[str(name) for name in header]] + [[cell_text(value) for value in row] for row in rows]
-    wrapped = [[textwrap.wrap(text, column_width, break_long_words=False) or [""] for text in line] for line in lines]
+    # A cell's own line breaks start new lines; its width is its longest line.
+    limits = column_widths(lines, width)
+    wrapped = [[wrap(text, limit) for text, limit in zip(line, limits, strict=True)] for line in lines]
     widths = [max(len(part) for line in wrapped for part in line[index]) for index in range(len(header))]
     out = []
     for line in wrapped:
         for depth in range(max(len(parts) for parts in line)):
             parts = [cell[depth] if depth < len(cell) else "" for cell in line]
-            out.append(GAP.join(part.ljust(width) for part, width in zip(parts, widths, strict=True)).rstrip())
+            out.append(GAP.join(part.ljust(size) for part, size in zip(parts, widths, strict=True)).rstrip())
     return "\n".join(out)
 
 
-def print_table(header: Sequence[str], rows: Iterable[Sequence[Any]], column_width: int = COLUMN_WIDTH) -> None:
-    """Print `text_table(header, rows)`: what a notebook cell calls."""
-    print(text_table(header, rows, column_width))
+def print_table(header: Sequence[str], rows: Iterable[Sequence[Any]], width: int = WIDTH) -> None:
+    """Print `text_table(header, rows, width)`: what a notebook cell calls."""
+    print(text_table(header, rows, width))
