@@ -9,8 +9,6 @@ VENV := .venv
 BIN := $(VENV)/bin
 NOTEBOOKS := examples/notebooks
 STAMP := $(VENV)/.synced
-# Jupyter refuses to start as root (containers, CI boxes) unless told it is deliberate.
-LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # A make variable's raw text as one shell word: single-quoted, its own single quotes escaped.
 shell_word = '$(subst ','\'',$(value $(1)))'
@@ -39,8 +37,8 @@ $(STAMP): $(UV) pyproject.toml uv.lock
 
 setup: $(STAMP) ## Build .venv with the exact locked versions (needs only python3)
 
-lab: $(STAMP) ## Open JupyterLab on the walkthroughs, on 127.0.0.1
-	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --notebook-dir=$(NOTEBOOKS) $(LAB_ROOT)
+lab: $(STAMP) ## Open JupyterLab on 127.0.0.1 on .lab/, a git-ignored working copy of the walkthroughs
+	$(BIN)/python scripts/lab.py
 
 run: $(STAMP) ## Execute every notebook offline (replay mode) and report; rewrites nothing
 	$(BIN)/python scripts/notebooks.py run
