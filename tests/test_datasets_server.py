@@ -342,7 +342,7 @@ def test_the_whole_download_has_a_deadline(server):
     server.total_rows = 1000
     server.script = [("sleep", 0.15)] * 20
     client = client_for(server, timeout=0.5, deadline=0.4)
-    with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*(0.4 s deadline|no complete answer)"):
+    with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*download's 0.4 s deadline"):
         list(client.pages(REQUEST))
     assert len(server.requests) <= 4
 
@@ -372,7 +372,8 @@ def test_a_body_broken_after_the_headers_is_retried(server, step):
 @pytest.mark.parametrize("step", ["cut", "bad-chunk", "not-gzip", "drop"])
 def test_a_body_broken_every_time_ends_as_the_service_error_within_the_bound(server, step):
     server.script = [(step,)] * 3
-    with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*unreachable after 3 attempts.*{BASE_URL_ENV}"):
+    expected = "unreachable after 3 attempts" if step == "drop" else "broke off after the headers on each of 3 attempts"
+    with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*{expected}.*{BASE_URL_ENV}"):
         client_for(server).rows(REQUEST, 0)
     assert len(server.requests) == 3
 
@@ -381,7 +382,7 @@ def test_a_redirect_loop_ends_as_the_service_error(server):
     server.script = [("redirect",)] * 20
     with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*redirect loop.*{BASE_URL_ENV}"):
         client_for(server).rows(REQUEST, 0)
-    assert len(server.requests) <= 10
+    assert len(server.requests) == 6  # the request and five redirects, then the error
 
 
 @pytest.mark.parametrize(

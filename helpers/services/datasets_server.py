@@ -390,9 +390,12 @@ class DatasetsServerClient:
         worker.start()
         if not answer.done.wait(budget):
             stop.set()
+            which = "one request's deadline, retries included"
+            if budget < self.request_deadline:
+                which = f"what was left of the download's {self.deadline:g} s deadline"
             raise DatasetsServerError(
-                f"{where}: no complete answer within {budget:.3g} s (the deadline for one request, "
-                f"retries included); the service is too slow or stalled; try again later"
+                f"{where}: no complete answer within {budget:.3g} s ({which}); "
+                f"the service is too slow or stalled; try again later"
             )
         if isinstance(answer.error, _TRANSPORT_ERRORS):
             raise self._transport_error(answer, where) from answer.error
@@ -454,6 +457,11 @@ class DatasetsServerClient:
             return DatasetsServerError(
                 f"{where}: redirected more than {MAX_REDIRECTS} times (a redirect loop); "
                 f"set {BASE_URL_ENV} to the server's final address"
+            )
+        if isinstance(error, MaxRetryError):  # raised by `_fetch` itself: bodies broken after the headers
+            return DatasetsServerError(
+                f"{where}: the answer broke off after the headers on each of {answer.attempts} attempts "
+                f"({error.reason}); the service is failing; try again later or check {BASE_URL_ENV}"
             )
         cause = error
         for _ in range(5):  # requests wraps urllib3's MaxRetryError, which wraps the last error

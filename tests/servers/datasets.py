@@ -77,6 +77,7 @@ class DatasetsServer:
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Transfer-Encoding", "chunked")
+                    self.send_header("Connection", "close")
                     self.end_headers()
                     self.wfile.write(b"zz-not-a-size\r\n{}\r\n0\r\n\r\n")
                 elif kind == "gzip":
@@ -87,6 +88,7 @@ class DatasetsServer:
                     self.send_response(302)
                     self.send_header("Location", self.path)
                     self.send_header("Content-Length", "0")
+                    self.send_header("Connection", "close")
                     self.end_headers()
                 else:
                     raise ValueError(f"unknown step {step!r}")
@@ -97,6 +99,7 @@ class DatasetsServer:
                     self.send_header(key, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(length))
+                self.send_header("Connection", "close")  # each request on its own connection
                 self.end_headers()
 
             def reply(self, status: int, body, headers: dict | None = None) -> None:
