@@ -151,16 +151,25 @@ def _scalar(value: Any) -> Any:
 
 
 def storable(value: Any) -> Any:
-    """Decimals as the int or float they compare as, so `Experiment.to_file` can write them."""
+    """Decimals as the int or float they compare as, so `Experiment.to_file` can write them.
+
+    Raises `Unreadable` for a number JSON cannot hold exactly (a Decimal beyond a float, an int
+    too long for Python to print), rather than saving a value that reloads as something else.
+    """
     if type(value) is dict:
         return {k: storable(v) for k, v in value.items()}
     if type(value) is list:
         return [storable(v) for v in value]
+    if type(value) is int and value.bit_length() > 14_000:
+        raise Unreadable(f"value holds {_show(value)}, which JSON cannot hold; store it as a string")
     if isinstance(value, Decimal) and value.is_finite():
         canonical = number(value)
         if canonical[0] == "n" and type(canonical[1]) in (int, float):
-            return canonical[1]
-        return str(value)  # beyond a float: the exact text, which type_coercion reads back exactly
+            return storable(canonical[1])
+        raise Unreadable(
+            f"value holds {_show(value)}, which no JSON number written by Python holds exactly; "
+            "store it as a string and set type_coercion=True"
+        )
     return value
 
 

@@ -179,7 +179,7 @@ class FuzzyEquals(Evaluator[InputT, OutputT]):
             try:
                 result["value"] = storable(plain(self._value, agent_result=AgentResult))
             except Unreadable as exc:
-                raise ValueError(f"FuzzyEquals.to_dict: {exc}; store a finite, acyclic value") from exc
+                raise ValueError(f"FuzzyEquals.to_dict: {exc}") from exc
         result.update(self._changed_knobs())
         if self.name is not None:
             result["name"] = self.name

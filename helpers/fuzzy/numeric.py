@@ -60,7 +60,7 @@ def _decimal(value: Decimal) -> tuple:
     if value.is_infinite():
         return ("n", float(value))
     if abs(value.adjusted()) > EXACT_DIGITS or -value.as_tuple().exponent > EXACT_DIGITS:
-        return ("big", value.normalize())
+        return ("big", value)  # Decimal equality and hash are by value, whatever the exponent
     if value == value.to_integral_value():
         return ("n", int(value))
     return ("n", _nearest_float(Fraction(value)))
