@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from strands import Agent, ModelRetryStrategy
 from strands.types.exceptions import ModelThrottledException
 
-from helpers.services.bedrock import MODEL_ID, describe_bedrock_error, live_model
+from helpers.services.bedrock import MODEL_ID, describe_bedrock_error, live_model, retry_strategy
 from tests.servers.bedrock import BedrockServer, bedrock_environment, event, exception, tool_use_stream
 
 FAST = Config(connect_timeout=0.5, read_timeout=0.5, retries={"mode": "standard", "total_max_attempts": 1})
@@ -79,7 +79,7 @@ def test_a_good_stream_split_mid_token_yields_the_structured_output(bedrock):
 def test_throttling_in_the_stream_ends_bounded_with_a_message_naming_bedrock(bedrock):
     throttled = ("stream", [event("messageStart", {"role": "assistant"}), exception("throttlingException", "Slow")])
     bedrock.script = [throttled] * 2
-    error, seconds = run_agent(ModelRetryStrategy(max_attempts=2, initial_delay=0, max_delay=0))
+    error, seconds = run_agent(retry_strategy(max_attempts=2, initial_delay=0, max_delay=0))
     assert isinstance(error, ModelThrottledException)
     assert len(bedrock.requests) == 2 and seconds < 5
     assert "Amazon Bedrock failed" in describe_bedrock_error(error) and "throttling" in describe_bedrock_error(error)

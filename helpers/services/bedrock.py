@@ -35,6 +35,7 @@ import botocore.exceptions
 import botocore.session
 import urllib3.exceptions
 from botocore.config import Config
+from strands import ModelRetryStrategy
 from strands.models import BedrockModel
 
 MODEL_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
@@ -227,6 +228,16 @@ _BROKEN_STREAM = (
     botocore.exceptions.EventStreamError,
     urllib3.exceptions.HTTPError,
 )
+
+
+def retry_strategy(max_attempts: int = 3, initial_delay: float = 2, max_delay: float = 8) -> ModelRetryStrategy:
+    """A fresh, bounded Strands retry strategy for throttling: pass it as `Agent(retry_strategy=...)`.
+
+    Strands' default retries a throttled call six times over about two minutes; this one gives
+    up after `max_attempts` calls, waiting `initial_delay`, then twice that, and so on, each wait
+    capped at `max_delay` (2 s + 4 s by default). A new instance per agent: the strategy keeps state.
+    """
+    return ModelRetryStrategy(max_attempts=max_attempts, initial_delay=initial_delay, max_delay=max_delay)
 
 
 def describe_bedrock_error(exc: BaseException) -> str:
