@@ -39,9 +39,9 @@ def bedrock(monkeypatch, no_aws_credentials):
         yield server
 
 
-def run_agent(retry_strategy: ModelRetryStrategy | None = None):
+def run_agent(retries: ModelRetryStrategy | None = None):
     """One structured-output call through the real Agent and BedrockModel; (result or error, seconds)."""
-    agent = Agent(model=live_model(client_config=FAST), callback_handler=None, retry_strategy=retry_strategy)
+    agent = Agent(model=live_model(client_config=FAST), callback_handler=None, retry_strategy=retries)
     started = time.monotonic()
     try:
         outcome = agent("Extract the invoice.", structured_output_model=Invoice)
