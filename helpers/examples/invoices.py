@@ -13,7 +13,7 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, BaseModel, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, TypeAdapter, ValidationError
 from stickler import (
     ComparableField,
     DateComparator,
@@ -96,8 +96,20 @@ AMOUNT_COMPARATOR = NumericComparator(relative_tolerance=0.001)
 # field's comparator only `str`, `int` and `float` values; a `date` object is scored 0 as a
 # type mismatch without reaching `DateComparator`. `eval_for(Invoice)` does the same: its
 # generated model holds `invoice_date` as ISO text. Unlike a plain `str`, this still refuses
-# text that is not a date, and the comparator that scores it is `DateComparator`.
-IsoDate = Annotated[date, AfterValidator(date.isoformat)]
+# text that is not a date, and the comparator that scores it is `DateComparator`. The field is
+# typed `str` (what it holds), so pydantic serializes it without warnings.
+_DATE = TypeAdapter(date)
+
+
+def _iso_date(value: Any) -> str:
+    """A `date`, or anything pydantic reads as one, as its ISO text; anything else is refused."""
+    try:
+        return _DATE.validate_python(value).isoformat()
+    except ValidationError as exc:
+        raise ValueError(exc.errors(include_url=False)[0]["msg"]) from None
+
+
+IsoDate = Annotated[str, BeforeValidator(_iso_date)]
 
 
 class WeightedLineItem(StructuredModel):
@@ -131,6 +143,19 @@ class WeightedInvoice(StructuredModel):
     )
     total_amount: float | None = ComparableField(comparator=AMOUNT_COMPARATOR, threshold=0.95, weight=3.0, default=None)
     line_items: list[WeightedLineItem] = ComparableField(weight=1.0, default=...)
+
+
+def comparison_settings(config: dict[str, Any]) -> dict[str, Any]:
+    """A stickler `to_stickler_config()` export without its weights and class names.
+
+    Two models whose settings are equal compare every field alike (comparator and its
+    options, threshold, clipping, list matching); the notebook and the tests use this to
+    check that `WeightedInvoice` differs from what stickler infers for `Invoice` only in weight.
+    """
+    kept = {key: value for key, value in config.items() if key not in ("weight", "model_name")}
+    if "fields" in kept:
+        kept["fields"] = {name: comparison_settings(field) for name, field in kept["fields"].items()}
+    return kept
 
 
 SCHEMAS: dict[str, type[BaseModel]] = {"Invoice": Invoice, "SparseInvoice": SparseInvoice}
