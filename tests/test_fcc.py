@@ -317,9 +317,20 @@ def run_experiment(evaluator, task, cases):
     return asyncio.run(score_task(cases, task, evaluator))
 
 
-@pytest.fixture
-def replayed(no_network):
-    """The notebook's run in replay mode (a fraction of a second), with every connection refused."""
+def _refuse_connections(*args, **kwargs):
+    raise AssertionError("a test tried to open a network connection")
+
+
+@pytest.fixture(scope="module")
+def replayed():
+    """The notebook's run in replay mode, once for the tests that read it, with every connection refused."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(socket.socket, "connect", _refuse_connections)
+        patch.setattr(socket, "create_connection", _refuse_connections)
+        return _replay_the_notebook_run()
+
+
+def _replay_the_notebook_run():
     run = open_run("replay")
     cases = fcc_cases(run.source.documents)
     extractions = {}
@@ -497,3 +508,11 @@ def test_the_general_score_command_replays_the_fcc_cassettes_to_the_notebook_num
     code = score.main([*argv, "--out", str(tmp_path / "run.json")], out=out)
     assert code == score.EXIT_OK, out.getvalue()
     assert "Overall score 0.838; 5 of 5 case(s) pass." in out.getvalue()
+
+
+def test_two_document_ids_that_share_an_exchange_file_are_refused_in_the_first_cell(tmp_path):
+    def clash(page):
+        page["rows"][0]["row"]["id"], page["rows"][2]["row"]["id"] = "doc/1", "doc_1"
+
+    with pytest.raises(FixtureError, match="'doc/1' and 'doc_1' would share the cassette file doc_1.json"):
+        open_run("replay", snapshot_path=_copy_snapshot(tmp_path, clash))
