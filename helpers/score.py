@@ -174,7 +174,9 @@ def agent_task(
     else:
         command = record_command(args.schema, args.cases, args.task, args.cassettes)
         names = [case.name for case in cases]
-        cassettes = Cassettes(args.cassettes, names, tool_name=schema.__name__, record_command=command)
+        cassettes = Cassettes(
+            args.cassettes, names, tool_name=schema.__name__, record_command=command, output_model=schema
+        )
         exchanges = cassettes.load_all()
         hand = sum(exchange.hand_authored for exchange in exchanges.values())
         label = f", {hand} of them hand-authored" if hand else ""

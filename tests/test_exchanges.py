@@ -242,3 +242,25 @@ def test_labels_hide_the_machine_layout_but_keep_plain_labels(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     assert load_exchange(offline_invoice.FIXTURE_PATH).label == "data/exchanges/offline_invoice.json"
     assert parse_exchange(STORED, source="truncated copy").label == "truncated copy"
+
+
+def test_a_deeply_nested_fixture_is_refused_by_name_not_with_a_recursion_error(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    text = json.dumps(fixture_data()).replace('"note": ', f'"deep": {deep}, "note": ', 1)
+    assert "nested too deeply to read" in refusal(tmp_path, text)
+
+
+def test_a_payload_that_does_not_validate_as_the_model_is_refused_when_the_model_is_given(tmp_path):
+    data = fixture_data()
+    tool = data["turns"][0]["toolUse"]
+    tool["input"]["total_amount"] = "a lot"
+    tool["inputChunks"] = [json.dumps(tool["input"])]
+    load_exchange(write(tmp_path, data), tool_name="Invoice")  # the format alone is fine
+    message = refusal(tmp_path, data, tool_name="Invoice", output_model=offline_invoice.OUTPUT_MODEL)
+    assert "turn 1, field 'toolUse.input.total_amount' does not validate as Invoice" in message
+
+
+def test_a_malformed_prompt_hash_is_refused(tmp_path):
+    data = fixture_data()
+    data["provenance"]["prompt_sha256"] = "ABC"
+    assert "'provenance.prompt_sha256' must be 64 lowercase hex digits" in refusal(tmp_path, data)

@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from helpers.exchanges.fixtures import PROMPT_HASH_KEY, Exchange, FixtureError, load_exchange
 from helpers.exchanges.replay import ReplayModel
 
@@ -65,13 +67,23 @@ class Cassettes:
         case_names: Every case the run needs, in order.
         tool_name: The structured-output tool every tool-use turn must call (the schema's class name).
         record_command: The command that records this folder; a case's own command adds `--only NAME`.
+        output_model: When given, each cassette's final tool input must validate against it.
     """
 
-    def __init__(self, directory: Path | str, case_names: Iterable[str], *, tool_name: str, record_command: str):
+    def __init__(
+        self,
+        directory: Path | str,
+        case_names: Iterable[str],
+        *,
+        tool_name: str,
+        record_command: str,
+        output_model: type[BaseModel] | None = None,
+    ):
         self.directory = Path(directory)
         self.paths = cassette_paths(self.directory, case_names)
         self.tool_name = tool_name
         self.record_command = record_command
+        self.output_model = output_model
 
     def command_for(self, case_name: str) -> str:
         """The exact command that (re-)records one case's cassette."""
@@ -91,7 +103,7 @@ class Cassettes:
                 f"{path}: no cassette for case {case_name!r}; record it with `{command}` "
                 "(replay never falls back to the network)"
             )
-        exchange = load_exchange(path, tool_name=self.tool_name, record_command=command)
+        exchange = load_exchange(path, tool_name=self.tool_name, record_command=command, output_model=self.output_model)
         if exchange.prompt_sha256 is None:
             raise CassetteError(
                 f"{exchange.label}: field 'provenance.{PROMPT_HASH_KEY}' is missing, so the cassette is bound to "

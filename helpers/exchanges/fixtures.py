@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from pydantic import BaseModel, ValidationError
+
 from helpers.files import DATA_DIR, REPO_ROOT, write_text_atomically
 
 EXCHANGES_DIR = DATA_DIR / "exchanges"
@@ -92,7 +94,13 @@ class Exchange:
         return [turn["toolUse"] for turn in self.turns if "toolUse" in turn]
 
 
-def load_exchange(path: Path | str, *, tool_name: str | None = None, record_command: str = "make record") -> Exchange:
+def load_exchange(
+    path: Path | str,
+    *,
+    tool_name: str | None = None,
+    record_command: str = "make record",
+    output_model: type[BaseModel] | None = None,
+) -> Exchange:
     """Read and fully validate a fixture file.
 
     Args:
@@ -100,6 +108,8 @@ def load_exchange(path: Path | str, *, tool_name: str | None = None, record_comm
         tool_name: When given, every tool-use turn must call this tool (the structured-output
             tool is named after the model class the notebook asks for).
         record_command: The command that (re-)records this fixture, quoted in error messages.
+        output_model: When given, the last tool-use turn (the structured output the agent ends
+            with) must validate against it, so a wrong payload is refused here, not misread later.
 
     Raises:
         FixtureError: If the file is missing, is not JSON, or breaks the format; the message
@@ -128,11 +138,18 @@ def load_exchange(path: Path | str, *, tool_name: str | None = None, record_comm
             f"{path}: nested too deeply to read; restore it from version control or re-record it "
             f"with `{record_command}`"
         ) from exc
-    return parse_exchange(data, source=str(path), tool_name=tool_name, record_command=record_command)
+    return parse_exchange(
+        data, source=str(path), tool_name=tool_name, record_command=record_command, output_model=output_model
+    )
 
 
 def parse_exchange(
-    data: Any, *, source: str, tool_name: str | None = None, record_command: str = "make record"
+    data: Any,
+    *,
+    source: str,
+    tool_name: str | None = None,
+    record_command: str = "make record",
+    output_model: type[BaseModel] | None = None,
 ) -> Exchange:
     """Validate fixture data already in memory; `source` names it in error messages."""
     checker = _Checker(source, record_command)
@@ -147,6 +164,8 @@ def parse_exchange(
             checker.turn(number, turn, tool_name)
         except RecursionError:
             checker.fail("holds data nested too deeply to check", number)
+    if output_model is not None:
+        checker.final_output(turns, output_model)
     return Exchange(source=source, provenance=dict(data["provenance"]), turns=list(turns))
 
 
@@ -244,6 +263,21 @@ class _Checker:
                 number,
             )
         self.usage("toolUse.usage", block.get("usage"), number)
+
+    def final_output(self, turns: list[dict[str, Any]], output_model: type[BaseModel]) -> None:
+        numbered = [(number, turn["toolUse"]) for number, turn in enumerate(turns, start=1) if "toolUse" in turn]
+        if not numbered:
+            return
+        number, block = numbered[-1]
+        try:
+            output_model.model_validate(block["input"])
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"]) or "(the whole input)"
+            self.fail(
+                f"field 'toolUse.input.{where}' does not validate as {output_model.__name__}: {error['msg']}",
+                number,
+            )
 
     def text(self, number: int, block: Any, *, usage_here: bool) -> None:
         if not isinstance(block, dict):

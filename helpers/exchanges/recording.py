@@ -310,7 +310,7 @@ def capture_task(
         "turns": recorder.turns,
     }
     try:
-        parse_exchange(data, source=source, tool_name=tool_name)
+        parse_exchange(data, source=source, tool_name=tool_name, output_model=schema)
     except FixtureError as exc:
         return _failed(exc, _subject(label, "storing the recording"), out)
     return data
