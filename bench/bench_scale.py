@@ -9,12 +9,14 @@ nested lists of N line items and the simulated extractor's mistakes.
 
 What is printed:
 
-- documents per second for 1 process (the harness on one thread), 2 local processes and a local
-  Dask cluster of 2 workers, at each line-item count, and the speed-up over one process. Each
+- documents per second for today's one-process harness (`score_outputs`, one `Experiment`), the
+  batched path on 1 process, 2 local processes and a local Dask cluster of 2 workers, at each
+  line-item count, and the speed-up of 2 processes and of Dask over the harness. Each
   engine is started and warmed (its workers have imported the libraries and scored a batch)
   before the clock starts; the start-up time is printed on its own. Timings are wall-clock, since
-  wall-clock is what parallelism buys, so they depend on other load on the machine: the load
-  average before and after is printed beside them.
+  wall-clock is what parallelism buys, so they depend on other load on the machine: engines take
+  turns on every workload for `--rounds` rounds, the best of each is kept, and the load average
+  before and after is printed beside them.
 - the cost per document as items grow (one process), so a run's cost can be estimated.
 - peak memory of the driver while scoring to the compact results file (no report kept), for a
   run and a run four times its size: bounded by the batch size, not the run size. And the same
@@ -36,17 +38,22 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from contextlib import ExitStack
 from pathlib import Path
+
+from strands_evals.evaluators import StructuredOutputSimilarity
 
 from helpers.examples.simulated_large import SCHEMA, simulated_run
 from helpers.harness.results import ResultsHeader, ResultsWriter, iter_results
+from helpers.harness.scoring import score_outputs_sync
 from helpers.scale.batches import Scorer
 from helpers.scale.engine import open_engine
 from helpers.scale.run import score_at_scale
 
 # Documents per item count, sized so one process takes a few seconds at each.
 DOCUMENTS = {1: 2000, 5: 800, 20: 240, 50: 60}
-ENGINES = (("1 process", 1, None), ("2 processes", 2, None), ("Dask local, 2 workers", 2, "local"))
+BASELINE = "harness, 1 process"
+ENGINES = (("batched, 1 process", 1, None), ("2 processes", 2, None), ("Dask local, 2 workers", 2, "local"))
 BATCH_SIZE = 16
 
 
@@ -72,35 +79,49 @@ class _Quiet:
         pass
 
 
-def speed(items_list: list[int], scale: float) -> bool:
-    print(f"\n== documents per second (wall clock), batches of {BATCH_SIZE}; load average before: {load()}")
-    header = f"{'items':>5} {'documents':>9} " + " ".join(f"{name:>22}" for name, _, _ in ENGINES)
-    print(header + f" {'speed-up 2 proc':>15} {'speed-up Dask':>13} {'ms/doc (1 proc)':>15}")
+def baseline(pairs) -> tuple[object, float]:
+    """Today's path: the whole run in one `Experiment` on one process (`score_outputs`)."""
+    gc.collect()
+    evaluator = StructuredOutputSimilarity(Scorer(SCHEMA).model())
+    start = time.perf_counter()
+    report = score_outputs_sync([case for case, _ in pairs], {case.name: output for case, output in pairs}, evaluator)
+    return report, time.perf_counter() - start
+
+
+def speed(items_list: list[int], scale: float, rounds: int) -> bool:
+    print(f"\n== documents per second (wall clock, best of {rounds}), batches of {BATCH_SIZE}; load: {load()}")
     sizes = {items: max(8, int(DOCUMENTS.get(items, 100) * scale)) for items in items_list}
     workloads = {items: list(simulated_run(count, items)) for items, count in sizes.items()}
-    rates: dict[tuple[int, str], float] = {}
-    reference = {}
+    best: dict[tuple[int, str], float] = {}
     equal = True
-    for name, workers, cluster in ENGINES:
-        started = time.perf_counter()
-        with open_engine(workers, cluster) as engine:
-            timed_run(engine, list(simulated_run(engine.slots * 4, 2)), batch_size=2)  # warm every worker
+    with ExitStack() as stack:
+        engines = {}
+        for name, workers, cluster in ENGINES:
+            started = time.perf_counter()
+            engine = stack.enter_context(open_engine(workers, cluster))
+            timed_run(engine, list(simulated_run(engine.slots * 4, 2)), batch_size=2)  # every worker warm
             print(f"   {name}: started and warmed in {time.perf_counter() - started:.1f} s")
+            engines[name] = engine
+        # Engines take turns on each workload, round after round, so load from others falls on all alike.
+        for _ in range(rounds):
             for items, pairs in workloads.items():
-                run, seconds = timed_run(engine, pairs)
-                rates[(items, name)] = len(pairs) / seconds
-                if name == ENGINES[0][0]:
-                    reference[items] = run.report
-                elif run.report.model_dump() != reference[items].model_dump():
-                    print(f"   ROLLUPS DIFFER at {items} items on {name}")
-                    equal = False
+                reference, seconds = baseline(pairs)
+                best[(items, BASELINE)] = max(best.get((items, BASELINE), 0.0), len(pairs) / seconds)
+                for name, engine in engines.items():
+                    run, seconds = timed_run(engine, pairs)
+                    best[(items, name)] = max(best.get((items, name), 0.0), len(pairs) / seconds)
+                    if run.report.model_dump() != reference.model_dump():
+                        print(f"   ROLLUPS DIFFER at {items} items on {name}")
+                        equal = False
+    columns = [BASELINE, *engines]
+    print(f"{'items':>5} {'documents':>9} " + " ".join(f"{name:>21}" for name in columns), end="")
+    print(f" {'speed-up 2 proc':>15} {'speed-up Dask':>13} {'ms/doc (1 proc)':>15}")
     for items, pairs in workloads.items():
-        single, double, dask = (rates[(items, name)] for name, _, _ in ENGINES)
-        cells = " ".join(f"{rates[(items, name)]:>22.1f}" for name, _, _ in ENGINES)
-        print(
-            f"{items:>5} {len(pairs):>9} {cells} {double / single:>14.2f}x {dask / single:>12.2f}x "
-            f"{1000 / single:>15.1f}"
-        )
+        single = best[(items, BASELINE)]
+        cells = " ".join(f"{best[(items, name)]:>21.1f}" for name in columns)
+        double, dask = best[(items, ENGINES[1][0])], best[(items, ENGINES[2][0])]
+        ratios = f"{double / single:>14.2f}x {dask / single:>12.2f}x {1000 / single:>15.1f}"
+        print(f"{items:>5} {len(pairs):>9} {cells} {ratios}")
     print(f"   load average after: {load()}; rollups equal to one process: {'yes' if equal else 'NO'}")
     return equal
 
@@ -164,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", default="1,5,20,50", help="line-item counts, comma separated")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every document count")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of every engine on every workload; best kept")
     parser.add_argument("--memory-documents", type=int, default=400, help="documents of the smaller memory run")
     parser.add_argument("--compare-documents", type=int, default=100_000, help="rows per results file streamed")
     args = parser.parse_args(argv)
@@ -174,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         f"stickler-eval {version('stickler-eval')}, strands-agents-evals {version('strands-agents-evals')}, "
         f"dask {version('dask')}; data: SIMULATED invoices (seeded)"
     )
-    equal = speed([int(value) for value in args.items.split(",")], args.scale)
+    equal = speed([int(value) for value in args.items.split(",")], args.scale, args.rounds)
     memory(args.memory_documents, 5)
     streaming(args.compare_documents, 5)
     return 0 if equal else 1
