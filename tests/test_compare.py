@@ -568,3 +568,20 @@ def test_chunked_draws_equal_one_draw(monkeypatch, chunk):
     indices = bootstrap_indices(31, 45, seed=11)
     assert np.array_equal(means, np.stack([scores[:, 0][indices].mean(axis=1), scores[:, 1][indices].mean(axis=1)], 1))
     assert np.array_equal(sums, counts[indices].sum(axis=1))
+
+
+def test_help_and_bad_arguments_answer_before_any_heavy_import(tmp_path):
+    """`--help`, a bad argument, a malformed rule and a missing file need neither numpy, pandas nor stickler."""
+    script = (
+        "import sys\n"
+        "from helpers.compare.cli import main\n"
+        "codes = [main(['--help']), main(['a.json']), main(['a.json', 'b.json', '--resamples=0']),\n"
+        "         main(['a.json', 'b.json', '--gate', 'overall >> 1']), main(['absent.json', 'absent.json'])]\n"
+        "heavy = sorted(name for name in ('numpy', 'pandas', 'stickler', 'strands_evals') if name in sys.modules)\n"
+        "print(codes, heavy)\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert completed.stdout.splitlines()[-1] == "[0, 2, 2, 2, 2] []", completed.stderr
+    assert "absent.json: no saved report here" in completed.stderr
