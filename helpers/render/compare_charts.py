@@ -7,10 +7,15 @@ the interval, so every chart here draws the interval and the zero line. Figures 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 from matplotlib.figure import Figure
 
-from helpers.compare.runs import IMPROVED, NO_CLEAR_CHANGE, REGRESSED, Comparison
+from helpers.compare.bootstrap import IMPROVED, NO_CLEAR_CHANGE, REGRESSED
+
+if TYPE_CHECKING:
+    from helpers.compare.runs import Comparison
 
 VERDICT_COLOURS = {IMPROVED: "tab:green", REGRESSED: "tab:red", NO_CLEAR_CHANGE: "tab:gray"}
 
