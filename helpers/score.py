@@ -30,8 +30,8 @@ Exit codes:
   0  scored: the report was written to --out, the tables printed
   1  a dependency is missing: run `make setup`
   2  bad input: a file, schema, task or cassette that does not load (the message names the
-     file, the line or case, and the fix), or a replay that does not match its cassette;
-     nothing was written
+     file, the line or case, and the fix), a replay that does not match its cassette, or a
+     task that raised; nothing was written
 """
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
     report = score_task_sync(cases, task, evaluator)  # the one scoring step
     problems = getattr(task, "problems", [])
     if problems:
-        raise BadInput("The replay did not match its cassettes: " + " ".join(problems))
+        raise BadInput(f"The {mode} run did not complete: " + " ".join(problems))
     if args.results is not None:
         scale.write_results(report, args, out)
     if args.out is not None:
@@ -189,9 +189,10 @@ def agent_task(
         try:
             output = user_task(case, model)
         except Exception as exc:
-            integrity = _replay_problem(exc, (ReplayExhaustedError,))
-            if integrity is not None:
-                problems.append(f"case {case.name!r}: {integrity}")
+            # The harness would score the case 0 and carry on; a report that hides a broken cassette
+            # or a failing task behind a low score is worse than none, so the command refuses it.
+            cause = _replay_problem(exc, (ReplayExhaustedError,))
+            problems.append(f"case {case.name!r}: {cause or f'the task raised {type(exc).__name__}: {exc}'}")
             raise
         if hasattr(model, "check_finished"):
             try:

@@ -355,3 +355,31 @@ def test_help_imports_no_heavy_library():
     code = f"import sys, helpers.score, helpers.record; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_a_task_that_raises_is_bad_input_not_a_zero_score(project):
+    assert run_record(answers_from(TRUTH))[0] == 0
+    (project / "po_task.py").write_text(
+        TASK_MODULE + "\n\n_real = task\n\n\ndef task(case, model):\n"
+        "    if case.name == 'po-2':\n        raise ValueError('no parser for this layout')\n"
+        "    return _real(case, model)\n",
+        encoding="utf-8",
+    )
+    del sys.modules["po_task"]  # recording imported the first version
+    code, printed = run_score(
+        "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
+    )
+    assert code == 2
+    assert (
+        "The replay run did not complete: case 'po-2': the task raised ValueError: no parser for this layout" in printed
+    )
+    assert not (project / "run.json").exists()
+
+
+def test_live_mode_without_credentials_exits_2_before_any_call(project, monkeypatch, no_aws_credentials):
+    monkeypatch.delenv("EVAL_NOTEBOOKS_MODE")
+    code, printed = run_score(
+        "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--mode", "live", "--out", "run.json"
+    )
+    assert code == 2 and "--mode live: no AWS credentials found" in printed and "AWS_PROFILE" in printed
+    assert not (project / "run.json").exists()
