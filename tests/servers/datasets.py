@@ -18,7 +18,6 @@ import gzip
 import json
 import socket
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
@@ -139,13 +138,3 @@ class DatasetsServer:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=5)
-
-
-def wait_until(predicate, seconds: float = 2.0) -> bool:
-    """Poll `predicate` for at most `seconds`; whether it became true."""
-    ends = time.monotonic() + seconds
-    while time.monotonic() < ends:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
