@@ -202,7 +202,7 @@ def _record(source: Any, model: Any, model_id: str, staging: Path, targets: _Tar
     from helpers.examples.fcc.refresh import stage_refresh
     from helpers.examples.fcc.schema import FccInvoice
     from helpers.examples.fcc.task import extract
-    from helpers.harness.cases import load_cases
+    from helpers.harness.cases import CaseFileError, load_cases
     from helpers.record import record_cases
 
     recorded = datetime.now(UTC).isoformat(timespec="seconds")
@@ -211,7 +211,11 @@ def _record(source: Any, model: Any, model_id: str, staging: Path, targets: _Tar
     except OSError as exc:
         print(f"Staging the snapshot failed: {exc}", file=out)
         raise _Stop(EXIT_AGENT_FAILED) from exc
-    cases = load_cases(cases_file, FccInvoice)
+    try:
+        cases = load_cases(cases_file, FccInvoice)  # the general reader, so the committed file is one it accepts
+    except CaseFileError as exc:
+        print(f"The refreshed case file is not usable: {exc}", file=out)
+        raise _Stop(EXIT_AGENT_FAILED) from exc
     ids = [case.name for case in cases]
     cassettes = staging / "cassettes"
     cassettes.mkdir()
