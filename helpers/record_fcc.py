@@ -35,6 +35,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -123,11 +124,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+@dataclass(frozen=True)
 class _Targets:
     """The three things a recording replaces: the snapshot, its case file, the cassette folder."""
 
-    def __init__(self, snapshot: Path, cases: Path, exchanges: Path):
-        self.snapshot, self.cases, self.exchanges = snapshot, cases, exchanges
+    snapshot: Path
+    cases: Path
+    exchanges: Path
 
 
 def _require(name: str, out: TextIO) -> None:
