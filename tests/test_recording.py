@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from datetime import datetime
+from types import SimpleNamespace
 
 import pytest
 from strands import Agent
@@ -15,11 +16,11 @@ from strands.models import Model
 from helpers import record
 from helpers.examples import offline_invoice
 from helpers.exchanges import recording
-from helpers.exchanges.fixtures import load_exchange
+from helpers.exchanges.fixtures import load_exchange, prompt_sha256
 from helpers.exchanges.recording import (
     RecordingError,
     RecordingModel,
-    capture_structured_output,
+    capture_task,
     commit_fixture,
     describe_changes,
 )
@@ -370,27 +371,27 @@ def test_describe_changes_without_a_previous_fixture():
 # --- capture and commit, the two steps a multi-fixture recorder calls separately -------------
 
 
-def capture(*scripts, **kwargs):
+def capture(*scripts, source, label=""):
     out = io.StringIO()
-    captured = capture_structured_output(
+    captured = capture_task(
+        offline_invoice.task,
+        SimpleNamespace(input=offline_invoice.document()),
         ScriptedModel(*scripts),
-        offline_invoice.prompt(),
         offline_invoice.OUTPUT_MODEL,
+        source=source,
         model_id="scripted",
         note="scripted capture",
+        label=label,
         out=out,
-        **kwargs,
     )
     return captured, out.getvalue()
 
 
-def test_capture_returns_the_fixture_data_and_writes_nothing(tmp_path):
+def test_capture_returns_the_fixture_data_bound_to_the_prompt_and_writes_nothing(tmp_path):
     target = tmp_path / "doc-1.json"
-    captured, printed = capture(
-        tool_events(CORRECT_CHUNKS), source=str(target), extra_provenance={"document_id": "doc-1"}
-    )
+    captured, printed = capture(tool_events(CORRECT_CHUNKS), source=str(target))
     assert printed == "" and list(tmp_path.iterdir()) == []
-    assert captured["provenance"]["document_id"] == "doc-1"
+    assert captured["provenance"]["prompt_sha256"] == prompt_sha256(offline_invoice.prompt())
     assert captured["provenance"]["hand_authored"] is False and captured["provenance"]["model_id"] == "scripted"
     assert captured["turns"][0]["toolUse"]["inputChunks"] == CORRECT_CHUNKS
 
@@ -400,7 +401,27 @@ def test_capture_prefixes_its_messages_with_the_label(tmp_path):
     code, printed = capture(text_events("No."), text_events("Still no."), source=source, label="doc-1")
     assert code == 3 and printed.startswith("doc-1: the model never called the structured-output tool 'Invoice'")
     code, printed = capture([RuntimeError("throttled")], source=source, label="doc-1")
-    assert code == 2 and printed.startswith("doc-1: the agent call failed: RuntimeError: throttled")
+    assert code == 2 and printed.startswith("doc-1: the task failed: RuntimeError: throttled")
+
+
+def test_a_task_that_returns_something_else_than_the_schema_is_refused(tmp_path):
+    def task(case, model):
+        offline_invoice.task(case, model)
+        return "a summary"
+
+    out = io.StringIO()
+    code = capture_task(
+        task,
+        SimpleNamespace(input=offline_invoice.document()),
+        ScriptedModel(tool_events(CORRECT_CHUNKS)),
+        offline_invoice.OUTPUT_MODEL,
+        source=str(tmp_path / "x.json"),
+        model_id="m",
+        note="n",
+        out=out,
+    )
+    assert code == 2 and "returned a str that does not validate as Invoice" in out.getvalue()
+    assert "return result.structured_output from the task" in out.getvalue()
 
 
 def test_commit_replaces_the_file_and_prints_the_review(fixture_copy):

@@ -5,12 +5,12 @@ while it keeps each assistant message as a fixture turn (see `helpers.exchanges.
 tool-input chunks with the boundaries the provider chose and the usage it reported. A turn
 is committed only when its stream ends, so a call that fails half way records nothing.
 
-A recording has two steps. `capture_structured_output` runs one agent call through it and
-returns the fixture data (or an exit code, after printing why); nothing is written.
-`commit_fixture` then replaces the fixture atomically and prints the payload and what changed.
-`record_structured_output` does both for a command that records one fixture
-(`helpers.record`); a command that records several captures them all before it commits any.
-Every record command uses the exit codes below.
+A recording has two steps. `capture_task` runs a user's `task(case, model)` through it and
+returns the exchange data (or an exit code, after printing why); nothing is written.
+`commit_fixture` then replaces the exchange atomically and prints the payload and what changed.
+`helpers.record.record_cases` does both, case by case, for a cassette folder; a command that
+must switch several files as one step captures into a staging folder first. Every record
+command uses the exit codes below.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from pydantic import BaseModel
-from strands import Agent
 from strands.models import Model
 from strands.types.exceptions import StructuredOutputException
 from strands.types.streaming import StreamEvent
@@ -145,112 +144,6 @@ class _TurnRecorder:
         self.refuse("the provider streamed neither text nor a tool use")
 
 
-def record_structured_output(
-    model: Model,
-    prompt: str,
-    output_model: type[BaseModel],
-    fixture_path: Path | str,
-    *,
-    model_id: str,
-    note: str,
-    system_prompt: str | None = None,
-    out: TextIO | None = None,
-) -> int:
-    """Capture one structured-output agent call and, on success, commit it over the fixture.
-
-    Returns:
-        `EXIT_OK`, or the failure code of `capture_structured_output` (`EXIT_AGENT_FAILED`,
-        `EXIT_NO_STRUCTURED_OUTPUT`); `EXIT_AGENT_FAILED` too if the file cannot be written.
-        On any failure the fixture is left byte for byte as it was.
-    """
-    out = out or sys.stdout
-    fixture_path = Path(fixture_path)
-    captured = capture_structured_output(
-        model,
-        prompt,
-        output_model,
-        source=str(fixture_path),
-        model_id=model_id,
-        note=note,
-        system_prompt=system_prompt,
-        out=out,
-    )
-    if isinstance(captured, int):
-        print(f"{fixture_path} was left unchanged.", file=out)
-        return captured
-    try:
-        commit_fixture(captured, fixture_path, out)
-    except OSError as exc:  # a full disk, a read-only checkout: the atomic write kept the old file
-        report_agent_failure(exc, out, subject=f"Writing {fixture_path}")
-        print(f"{fixture_path} was left unchanged.", file=out)
-        return EXIT_AGENT_FAILED
-    return EXIT_OK
-
-
-def capture_structured_output(
-    model: Model,
-    prompt: str,
-    output_model: type[BaseModel],
-    *,
-    source: str,
-    model_id: str,
-    note: str,
-    system_prompt: str | None = None,
-    extra_provenance: dict[str, Any] | None = None,
-    label: str = "",
-    out: TextIO | None = None,
-) -> dict[str, Any] | int:
-    """Run one agent call through `RecordingModel` and return the fixture data; write nothing.
-
-    The agent is built exactly as the notebooks build it around `ReplayModel`, so the stored
-    turns are the ones a replay will be asked for. Keeping the capture apart from the write
-    lets a recorder of several fixtures capture them all before it replaces any.
-
-    Args:
-        source: The fixture the data is meant for; named if validation refuses it.
-        extra_provenance: Keys added to `provenance` (e.g. which document was extracted).
-        label: Prefixes every message (e.g. a document id), when one command records several.
-
-    Returns:
-        The validated fixture data (`hand_authored` false, the recording time set), or, after
-        printing why: `EXIT_AGENT_FAILED` if the call raised or the stream cannot be stored
-        (the exception type and message are printed), `EXIT_NO_STRUCTURED_OUTPUT` if the model
-        never called the `output_model.__name__` tool.
-    """
-    out = out or sys.stdout
-    tool_name = output_model.__name__
-    recorder = RecordingModel(model)
-    agent = Agent(model=recorder, system_prompt=system_prompt, callback_handler=None)
-    try:
-        result = agent(prompt, structured_output_model=output_model)
-    except StructuredOutputException as exc:
-        # Strands gives up this way when the model answers in text even when forced to call the tool.
-        if _calls(recorder.turns, tool_name):
-            return _failed(exc, _subject(label, "the agent call"), out)
-        result = None
-    except Exception as exc:  # credentials, access, region, throttling, a refused stream: all exit 2
-        return _failed(exc, _subject(label, "the agent call"), out)
-    if result is None or result.structured_output is None or not _calls(recorder.turns, tool_name):
-        print(f"{_subject(label, 'the model')} never called the structured-output tool {tool_name!r}.", file=out)
-        return EXIT_NO_STRUCTURED_OUTPUT
-    data = {
-        "provenance": {
-            "model_id": model_id,
-            "hand_authored": False,
-            "recorded": datetime.now(UTC).isoformat(timespec="seconds"),
-            "note": note,
-            **({PROMPT_HASH_KEY: recorder.prompt_sha256} if recorder.prompt_sha256 else {}),
-            **(extra_provenance or {}),
-        },
-        "turns": recorder.turns,
-    }
-    try:
-        parse_exchange(data, source=source, tool_name=tool_name)
-    except FixtureError as exc:
-        return _failed(exc, _subject(label, "storing the recording"), out)
-    return data
-
-
 def capture_task(
     task: Callable[[Any, Model], Any],
     case: Any,
@@ -270,8 +163,10 @@ def capture_task(
     and come from a call of the `schema.__name__` tool.
 
     Returns:
-        The validated exchange data, bound to the prompt the task sent, or an exit code after
-        printing why (as `capture_structured_output`).
+        The validated exchange data (`hand_authored` false, the recording time set), bound to the
+        prompt the task sent; or, after printing why: `EXIT_AGENT_FAILED` if the task raised or
+        the stream cannot be stored (the exception type and message are printed),
+        `EXIT_NO_STRUCTURED_OUTPUT` if the model never called the `schema.__name__` tool.
     """
     out = out or sys.stdout
     tool_name = schema.__name__
@@ -291,7 +186,7 @@ def capture_task(
         schema.model_validate(result.model_dump() if isinstance(result, BaseModel) else result)
     except Exception as exc:
         print(
-            f"{_subject(label, 'the task')} returned a {type(result).__name__} that is not a {tool_name} "
+            f"{_subject(label, 'the task')} returned a {type(result).__name__} that does not validate as {tool_name} "
             f"({type(exc).__name__}: {str(exc).splitlines()[0]}); return result.structured_output from the task.",
             file=out,
         )
