@@ -402,3 +402,18 @@ def test_the_committed_case_file_is_derived_from_the_committed_snapshot():
     assert [case.name for case in cases] == SELECTED
     assert [case.input for case in cases] == [doc.prompt() for doc in documents]
     assert [case.expected_output for case in cases] == [doc.label for doc in documents]
+
+
+def test_the_general_recorder_alone_records_cassettes_the_fcc_replay_accepts(tmp_path):
+    """`python -m helpers.record` on the committed case file: what the docstring offers for the cassettes alone."""
+    from helpers import record
+
+    out = io.StringIO()
+    argv = ["--schema", "helpers.examples.fcc.schema:FccInvoice", "--cases", str(CASES_PATH)]
+    argv += ["--task", "helpers.examples.fcc.task:extract", "--cassettes", str(tmp_path)]
+    code = record.main(argv, model_factory=fake([tool_turn(n) for n in range(5)]), out=out)
+    assert code == record.EXIT_OK, out.getvalue()
+    for document in from_snapshot().documents:
+        exchange = load_document_exchange(document.id, tmp_path, prompt=document.prompt())
+        assert exchange.provenance["hand_authored"] is False
+        assert "document_id" not in exchange.provenance  # bound by the prompt alone
