@@ -4,9 +4,11 @@ import asyncio
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
 from datetime import datetime
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -432,3 +434,13 @@ def test_commit_replaces_the_file_and_prints_the_review(fixture_copy):
     printed = out.getvalue()
     assert printed.startswith(f"Recorded 1 turn(s) into {fixture_copy}.\nPayload of the Invoice tool call:\n")
     assert "Changes from the previous fixture" in printed and "provenance.hand_authored: True -> False" in printed
+
+
+def test_make_record_is_the_general_recorder_on_the_offline_invoice():
+    repo = Path(offline_invoice.__file__).parents[2]
+    makefile = (repo / "Makefile").read_text(encoding="utf-8").splitlines()
+    recipe = makefile[makefile.index(next(line for line in makefile if line.startswith("record:"))) + 1]
+    words = shlex.split(recipe)
+    assert words[:3] == ["$(BIN)/python", "-m", "helpers.record"]
+    in_repo = [str(repo / word) if word.startswith("data/") else word for word in words[3:]]
+    assert in_repo == make_record_argv(offline_invoice.FIXTURE_PATH.parent)
