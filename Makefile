@@ -20,7 +20,8 @@ export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lab run test lint format outputs check-outputs record record-fcc compare bench clean
+.PHONY: help setup lab run test lint format outputs check-outputs record record-fcc compare clean
+.PHONY: bench bench-fuzzy bench-compare bench-scale bench-notebooks
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -76,8 +77,19 @@ record-fcc: $(STAMP) ## Re-record the FCC snapshot and extractions live (needs A
 compare: $(STAMP) ## Compare two saved reports and apply gates: make compare OLD=a.json NEW=b.json GATES="--gate 'overall >= 0.8'"
 	@$(BIN)/python scripts/make_compare.py $(call shell_word,OLD) $(call shell_word,NEW) $(call shell_word,GATES)
 
-bench: $(STAMP) ## Benchmarks: FuzzyEquals against deepdiff, measured in one run
+bench: bench-fuzzy bench-compare bench-scale bench-notebooks ## Every benchmark, each printing ratios measured in one run
+
+bench-fuzzy: $(STAMP) ## FuzzyEquals against deepdiff
 	$(BIN)/python bench/bench_fuzzy.py
+
+bench-compare: $(STAMP) ## Comparing two runs at scale against reading the reports
+	$(BIN)/python bench/bench_compare.py
+
+bench-scale: $(STAMP) ## Scoring in one process, two processes and a local Dask cluster
+	$(BIN)/python bench/bench_scale.py
+
+bench-notebooks: $(STAMP) ## make run against its floor (a kernel importing each notebook's libraries)
+	$(BIN)/python -m bench.bench_notebooks
 
 clean: ## Remove the environments and caches
 	rm -rf $(VENV) $(TOOLS) .pytest_cache .ruff_cache
