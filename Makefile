@@ -24,7 +24,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 .PHONY: bench bench-fuzzy bench-compare bench-scale bench-notebooks
 
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
