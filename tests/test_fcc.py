@@ -262,7 +262,7 @@ def test_live_mode_with_no_network_ends_fast_naming_the_service(tmp_path):
     started = time.monotonic()
     with pytest.raises(DatasetsServerError, match=SERVICE):
         load_documents("live", client=client, live_snapshot_path=tmp_path / "live.json")
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 10.0  # bounded: a refused connection ends, it does not hang
     assert not (tmp_path / "live.json").exists()
 
 

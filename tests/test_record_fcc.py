@@ -280,7 +280,7 @@ def test_download_failure_exits_2_naming_the_service_and_writes_nothing(serve, t
     code, output = run(broken.url, targets, fake([tool_turn(0)]))
     assert code == record_fcc.EXIT_AGENT_FAILED
     assert f"Download failed: {SERVICE}" in output and "HTTP 503" in output
-    assert time.monotonic() - started < 5.0
+    assert time.monotonic() - started < 10.0  # bounded: one retry, then the service's error
     assert files(targets) == before
 
 
