@@ -21,6 +21,7 @@ import argparse
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -139,18 +140,34 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["run", "outputs", "normalize"])
     parser.add_argument("notebook", nargs="*", help="notebook paths or names (default: all)")
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="notebooks executed at once, one kernel each (default 2, one per core)"
+    )
     args = parser.parse_args(argv)
-    failed = 0
-    for path in notebooks(args.notebook):
+    if args.jobs < 1:
+        parser.error("--jobs must be 1 or more")
+    paths = notebooks(args.notebook)
+
+    def report(path: Path) -> tuple[bool, str]:
         try:
-            line = process(args.command, path)
+            return True, process(args.command, path)
         except NotebookFailed as exc:
-            failed += 1
-            line = f"FAIL {path.name}: {exc}"
-        print(line, flush=True)
+            return False, f"FAIL {path.name}: {exc}"
+
+    # Kernels are separate processes, so threads are enough to keep both cores busy; each line is
+    # printed in the order the notebooks were named, as soon as it and the ones before it are done.
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(_printed(pool.map(report, paths)))
+    failed = sum(not passed for passed, _ in results)
     if failed:
-        print(f"{failed} of {len(notebooks(args.notebook))} notebooks failed", flush=True)
+        print(f"{failed} of {len(paths)} notebooks failed", flush=True)
     return 1 if failed else 0
+
+
+def _printed(results):
+    for passed, line in results:
+        print(line, flush=True)
+        yield passed, line
 
 
 if __name__ == "__main__":
