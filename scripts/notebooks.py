@@ -7,10 +7,11 @@
 `outputs` is the only way stored outputs change. Every run forces replay mode, so no
 notebook touches the network from here; tests compare a fresh run with what is stored.
 
-Each notebook is reported on one line, `ok` or `FAIL` with the reason (a cell that raised, a
-kernel that died, a name that matches no notebook, a file that could not be read or written),
-and the run goes on with the next one. A notebook is written beside itself and renamed over
-the stored file, so a failed write leaves the stored notebook whole.
+`run` and `outputs` execute two notebooks at once (`--jobs N` to change it), one kernel each.
+Each notebook is reported on one line, in the order named: `ok`, or `FAIL` with the reason (a
+cell that raised, a kernel that died, a name that matches no notebook, a file that could not be
+read or written), and the run goes on with the next one. A notebook is written beside itself
+and renamed over the stored file, so a failed write leaves the stored notebook whole.
 
 Exit codes: 0 every notebook passed, 1 at least one failed, 2 bad command line.
 """
