@@ -3,6 +3,7 @@
 import pandas as pd
 import pytest
 import stickler
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from strands_evals.evaluators import StructuredOutputSimilarity
 
@@ -174,3 +175,14 @@ def test_text_table_keeps_a_cells_own_line_breaks_and_fits_the_width():
     assert lines[1] == "invoice_id  type:str -> LevenshteinComparator@0.7"
     assert lines[2].strip() == "name-token:invoice_id -> ExactComparator@1.0"
     assert all(len(line) <= 70 for line in lines)
+
+
+def test_case_chart_gives_long_labels_room_and_keeps_the_legend_off_the_bars():
+    names = [f"hand-authored-0{index}" for index in (1, 3, 5, 7, 8)]
+    chart = case_scores_chart({"A": dict.fromkeys(names, 0.8), "B": dict.fromkeys(names, 0.7)})
+    renderer = FigureCanvasAgg(chart).get_renderer()
+    chart.draw(renderer)
+    boxes = [label.get_window_extent(renderer) for label in chart.axes[0].get_xticklabels()]
+    assert all(left.x1 <= right.x0 for left, right in zip(boxes, boxes[1:], strict=False)), "tick labels overlap"
+    legend = chart.axes[0].get_legend().get_window_extent(renderer)
+    assert legend.y1 <= chart.axes[0].get_window_extent(renderer).y0
