@@ -106,10 +106,6 @@ def test_throttling_ends_bounded_and_leaves_the_cassettes_byte_for_byte(bedrock,
     assert len(bedrock.requests) == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the recorders print the raw exception; they should print helpers.services.bedrock.describe_bedrock_error",
-)
 @pytest.mark.parametrize("name", ["broken mid-message", "stops answering", "stops mid-stream"])
 def test_each_failure_message_names_bedrock_and_the_fix(bedrock, cassettes, name):
     bedrock.default = FAILURES[name][0]

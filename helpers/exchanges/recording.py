@@ -305,6 +305,20 @@ def report_agent_failure(exc: BaseException, out: TextIO, subject: str = "The ag
         print(f"  caused by {type(cause).__name__}: {cause}", file=out)
     for note in getattr(cause or exc, "__notes__", []):
         print(f"  {note}", file=out)
+    live = _bedrock_failure(exc)
+    if live is not None:
+        from helpers.services.bedrock import describe_bedrock_error
+
+        print(f"  {describe_bedrock_error(live)}", file=out)
+
+
+def _bedrock_failure(exc: BaseException) -> BaseException | None:
+    """The Bedrock error behind `exc`, if the live services can be imported and one is there."""
+    try:
+        from helpers.services.bedrock import bedrock_failure
+    except ImportError:  # boto3 missing: the failure cannot have come from Bedrock
+        return None
+    return bedrock_failure(exc)
 
 
 def _failed(exc: BaseException, subject: str, out: TextIO) -> int:

@@ -240,6 +240,26 @@ def retry_strategy(max_attempts: int = 3, initial_delay: float = 2, max_delay: f
     return ModelRetryStrategy(max_attempts=max_attempts, initial_delay=initial_delay, max_delay=max_delay)
 
 
+_FROM_BEDROCK = (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError, urllib3.exceptions.HTTPError)
+
+
+def bedrock_failure(exc: BaseException) -> BaseException | None:
+    """The error in `exc`'s chain that came from talking to Bedrock, if any (for a clear message)."""
+    from strands.types.exceptions import ModelThrottledException
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(
+            exc, botocore.exceptions.BotoCoreError | botocore.exceptions.ClientError | ModelThrottledException
+        ):
+            return exc
+        if isinstance(exc, urllib3.exceptions.HTTPError):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def describe_bedrock_error(exc: BaseException) -> str:
     """What went wrong talking to Bedrock, and the fix, without an account id or a key."""
     code = ""
