@@ -105,7 +105,7 @@ def _dask_client(workers: int, cluster: str) -> Iterator[tuple[object, str]]:
                 n_workers=workers,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                dashboard_address=":0",  # any free port: its HTTP endpoints never collide with another cluster
                 silence_logs=logging.ERROR,
             ) as local,
             Client(local) as client,
