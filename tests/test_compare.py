@@ -558,12 +558,15 @@ def test_every_interval_equals_the_gather_over_the_same_indices(comparison):
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 60, 10_000_000])
-def test_chunked_draws_equal_one_draw(monkeypatch, chunk):
-    """However the resamples are chunked, the indices, the mean scores and the count sums are the same."""
+@pytest.mark.parametrize("largest", [9, 10**6], ids=["float32-exact", "float64"])
+def test_chunked_draws_equal_one_draw(monkeypatch, chunk, largest):
+    """However the resamples are chunked, and whatever the counts' size, the draws equal one gather."""
     monkeypatch.setattr(bootstrap, "CHUNK_ELEMENTS", chunk)
     generator = np.random.default_rng(5)
     scores = generator.random((31, 2))
-    counts = generator.integers(0, 9, size=(31, 12))
+    counts = generator.integers(0, largest, size=(31, 12))
+    counts[:, 3] = counts[:, 5]  # a repeated column is summed once and put back
+    counts[:, 7] = 0
     means, sums = bootstrap.resample_sums(scores, counts, resamples=45, seed=11)
     indices = bootstrap_indices(31, 45, seed=11)
     assert np.array_equal(means, np.stack([scores[:, 0][indices].mean(axis=1), scores[:, 1][indices].mean(axis=1)], 1))

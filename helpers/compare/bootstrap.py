@@ -89,9 +89,9 @@ def resample_sums(
     """
     documents = scores.shape[0]
     _check(documents, resamples)
-    weights = np.asarray(counts, dtype=np.float64)  # exact: every partial sum stays below 2**53
+    columns, inverse, dtype = _distinct_columns(np.asarray(counts, dtype=np.int64))
     means = np.empty((resamples, scores.shape[1]), dtype=np.float64)
-    sums = np.empty((resamples, counts.shape[1]), dtype=np.int64)
+    sums = np.empty((resamples, columns.shape[1]), dtype=np.int64)
     rows = max(2, (CHUNK_ELEMENTS // documents) // 2 * 2)
     generator = np.random.default_rng(seed)
     for start in range(0, resamples, rows):
@@ -99,11 +99,27 @@ def resample_sums(
         indices = generator.integers(0, documents, size=(size, documents))
         for column in range(scores.shape[1]):
             means[start : start + size, column] = scores[:, column][indices].mean(axis=1)
-        if counts.shape[1]:
+        if columns.shape[1]:
             flat = (indices + np.arange(size)[:, None] * documents).ravel()
             multiplicity = np.bincount(flat, minlength=size * documents).reshape(size, documents)
-            sums[start : start + size] = np.rint(multiplicity.astype(np.float64) @ weights).astype(np.int64)
-    return means, sums
+            sums[start : start + size] = np.rint(multiplicity.astype(dtype) @ columns).astype(np.int64)
+    return means, sums[:, inverse]
+
+
+def _distinct_columns(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, type]:
+    """The distinct count columns, how to put the full set back, and the narrowest exact dtype.
+
+    Many columns repeat (line-item leaves often count the same true positives; tn is zero
+    throughout), and at 100,000 documents the product is bound by reading this matrix once per
+    chunk, so each distinct column is summed once. float32 is exact while every partial sum stays
+    below 2**24 (a resample's sum is at most documents x the largest count); float64 is exact below
+    2**53, which `helpers.compare.reading.MAX_COUNT` keeps.
+    """
+    if not counts.shape[1]:
+        return counts.astype(np.float64), np.zeros(0, dtype=np.intp), np.float64
+    distinct, inverse = np.unique(counts, axis=1, return_inverse=True)
+    dtype = np.float32 if counts.shape[0] * int(distinct.max(initial=0)) < 2**24 else np.float64
+    return distinct.astype(dtype), inverse.reshape(-1), dtype
 
 
 def interval(old: np.ndarray, new: np.ndarray, estimate: float, confidence: float) -> Interval:
