@@ -65,8 +65,10 @@ def test_detection_is_by_content_not_name(files):
     assert is_results_file(files["old results"]) and not is_results_file(files["old report"])
 
 
-@pytest.mark.parametrize(("old", "new"), [("old results", "new results"), ("old report", "new results")])
-def test_a_results_file_compares_as_its_report_does(files, reports, old, new):
+@pytest.mark.parametrize(
+    ("old", "new"), [("old report", "new report"), ("old results", "new results"), ("old report", "new results")]
+)
+def test_a_saved_run_compares_as_the_report_in_memory_does(files, reports, old, new):
     expected = compare(*reports, resamples=RESAMPLES)
     found = compare_files(files[old], files[new], resamples=RESAMPLES)
     assert set(found.paths) == set(expected.paths)

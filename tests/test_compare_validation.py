@@ -247,3 +247,19 @@ def test_a_bug_is_exit_3_not_a_failed_gate(good, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "internal error in helpers.compare (KeyError" in err and "not a gate result" in err
     assert cli.EXIT_FAILED != EXIT_INTERNAL
+
+
+def test_a_nan_score_in_a_report_in_memory_is_refused_too():
+    """The notebook path (reports in memory) validates as the command does."""
+    from strands_evals.evaluators import Equals
+
+    from helpers.compare.params import CompareError
+    from helpers.compare.runs import case_scores
+
+    invoices = sim.simulated_invoices()[:2]
+    report = score_outputs_sync(sim.simulated_cases(invoices), sim.extract(sim.BASELINE, invoices), Equals())
+    report.scores[1] = math.nan
+    with pytest.raises(
+        CompareError, match="old.json: case 'sim-02': score is nan; a score must be a number from 0 to 1"
+    ):
+        case_scores(report, "old.json")
