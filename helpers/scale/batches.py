@@ -12,6 +12,7 @@ and raw comparison is the one a single process would produce.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -54,6 +55,29 @@ def _schema(spec: str, directory: str | None) -> type[BaseModel]:
 @lru_cache(maxsize=8)
 def _evaluator(scorer: Scorer) -> StructuredOutputSimilarity:
     return StructuredOutputSimilarity(scorer.model(), match_threshold=scorer.match_threshold)
+
+
+_local = threading.local()
+
+
+def _runner() -> asyncio.Runner:
+    """One event loop per worker thread, kept between batches.
+
+    `asyncio.run` would build a new loop, and a new default thread pool for the harness's
+    `asyncio.to_thread`, for every batch; on small documents starting those threads costs as
+    much as scoring.
+    """
+    if getattr(_local, "runner", None) is None:
+        _local.runner = asyncio.Runner()
+    return _local.runner
+
+
+def close_runner() -> None:
+    """Close this thread's event loop, if it has one (run on the thread, before it ends)."""
+    runner = getattr(_local, "runner", None)
+    if runner is not None:
+        runner.close()
+        _local.runner = None
 
 
 def pack(value: Any, schema: type[BaseModel]) -> tuple[str, Any]:
@@ -114,7 +138,7 @@ def score_batch(scorer: Scorer, batch: Batch, keep_report: bool) -> BatchResult:
         case = Case.model_validate({**fields, "expected_output": unpack(expected, schema)})
         cases.append(case)
         outputs[case.name] = unpack(output, schema)
-    report = asyncio.run(score_outputs(cases, outputs, scorer.evaluator()))
+    report = _runner().run(score_outputs(cases, outputs, scorer.evaluator()))
     return BatchResult(batch.index, list(rows_from_report(report)), report if keep_report else None)
 
 

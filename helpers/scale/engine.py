@@ -76,8 +76,13 @@ def open_engine(workers: int = 1, cluster: str | None = None) -> Iterator[Engine
     """
     if cluster is None:
         if workers == 1:
+            from helpers.scale.batches import close_runner
+
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="score") as executor:
-                yield Engine(executor, 1, "1 process")
+                try:
+                    yield Engine(executor, 1, "1 process")
+                finally:
+                    executor.submit(close_runner).result()  # the scoring thread's event loop
             return
         executor = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
         try:
