@@ -75,16 +75,20 @@ def read(path: Path) -> nbformat.NotebookNode:
         raise NotebookFailed(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
 
 
-def store(notebook: nbformat.NotebookNode, path: Path) -> None:
-    """Write beside the stored notebook and rename over it: it is the old file or the new, whole."""
+def store(notebook: nbformat.NotebookNode, path: Path) -> bool:
+    """Write beside the stored notebook and rename over it: it is the old file or the new, whole.
+
+    Returns whether the file changed; an unchanged one is left alone (with the time stamp an open
+    editor watches)."""
     text = nbformat.writes(notebook)
     text = text if text.endswith("\n") else text + "\n"
     if path.read_bytes() == text.encode("utf-8"):
-        return  # unchanged: leave the file (and its time stamp, which an open editor watches) alone
+        return False
     try:
         write_text_atomically(path, text)
     except OSError as exc:
         raise NotebookFailed(f"cannot write {path}: {exc}; the stored notebook is unchanged") from exc
+    return True
 
 
 def execute(path: Path) -> nbformat.NotebookNode:
@@ -125,8 +129,8 @@ def execute(path: Path) -> nbformat.NotebookNode:
 def process(command: str, path: Path) -> str:
     """Run one command on one notebook and return its report line; raise NotebookFailed."""
     if command == "normalize":
-        store(normalize(read(path)), path)
-        return f"ok   {path.name}: normalized"
+        changed = store(normalize(read(path)), path)
+        return f"ok   {path.name}: {'normalized' if changed else 'already normalized'}"
     started = time.perf_counter()
     executed = execute(path)
     seconds = time.perf_counter() - started

@@ -100,7 +100,7 @@ def test_normalize_strips_run_specific_metadata_and_leaves_a_clean_file_untouche
     assert "execution" not in normalized.cells[1].metadata
     assert normalized.metadata["kernelspec"]["name"] == "python3"
     os.utime(path, (0, 0))
-    assert run(capsys, "normalize", str(path))[0] == 0
+    assert run(capsys, "normalize", str(path)) == (0, ["ok   scratch.ipynb: already normalized"])
     assert path.stat().st_mtime == 0  # nothing to change: not rewritten
 
 
