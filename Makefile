@@ -64,6 +64,8 @@ check-outputs: $(STAMP) ## Normalize notebook metadata and fail if that changed 
 	$(BIN)/python scripts/notebooks.py normalize
 	git diff --exit-code -- $(NOTEBOOKS)
 
+# The recorders exit 1 (missing dependency), 2 (a live call failed) or 3 (no structured output);
+# make shows that code as `Error N` and exits 2 itself, so CI calls `python -m helpers.record...`.
 record: $(STAMP) ## Re-record the offline invoice exchange against Bedrock (needs AWS_PROFILE)
 	$(BIN)/python -m helpers.record --schema helpers.examples.invoices:Invoice --cases data/invoices/offline_invoice.jsonl --task helpers.examples.offline_invoice:task --cassettes data/exchanges
 
