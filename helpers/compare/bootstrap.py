@@ -72,24 +72,25 @@ def bootstrap_indices(documents: int, resamples: int = RESAMPLES, seed: int = SE
 
 
 def resample_sums(
-    scores: np.ndarray, counts: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED
+    scores: np.ndarray, counts: np.ndarray | Sequence[np.ndarray], resamples: int = RESAMPLES, seed: int = SEED
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every resample's mean score per score column and sum per count column, sharing one draw.
 
     Args:
         scores: documents x S floats (each column one run's scores, say); resampled means are
             gathered exactly as a plain `scores[indices].mean()` would compute them.
-        counts: documents x K whole numbers; resampled sums are `multiplicity @ counts`.
+        counts: documents x K whole numbers, or several such matrices side by side (one per
+            run, never concatenated); resampled sums are `multiplicity @ counts`.
 
     Returns:
-        `(resamples x S means, resamples x K sums)`; the sums are int64.
+        `(resamples x S means, resamples x K sums)`, K over all the count matrices; the sums are int64.
 
     Raises:
         ValueError: If there are no documents or the resample count is out of range.
     """
     documents = scores.shape[0]
     _check(documents, resamples)
-    columns, inverse, dtype = _distinct_columns(np.asarray(counts, dtype=np.int64))
+    columns, inverse, dtype = _distinct_columns([counts] if isinstance(counts, np.ndarray) else list(counts))
     means = np.empty((resamples, scores.shape[1]), dtype=np.float64)
     sums = np.empty((resamples, columns.shape[1]), dtype=np.int64)
     rows = max(2, (CHUNK_ELEMENTS // documents) // 2 * 2)
@@ -106,20 +107,33 @@ def resample_sums(
     return means, sums[:, inverse]
 
 
-def _distinct_columns(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, type]:
-    """The distinct count columns, how to put the full set back, and the narrowest exact dtype.
+def _distinct_columns(matrices: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, type]:
+    """The distinct count columns, where each column of the matrices side by side is among them, and the dtype.
 
     Many columns repeat (line-item leaves often count the same true positives; tn is zero
     throughout), and at 100,000 documents the product is bound by reading this matrix once per
-    chunk, so each distinct column is summed once. float32 is exact while every partial sum stays
-    below 2**24 (a resample's sum is at most documents x the largest count); float64 is exact below
-    2**53, which `helpers.compare.reading.MAX_COUNT` keeps.
+    chunk, so each distinct column is summed once. Columns are told apart by their bytes, one at
+    a time, so no second copy of the matrices is made. float32 is exact while every partial sum
+    stays below 2**24 (a resample's sum is at most documents x the largest count); float64 is
+    exact below 2**53, which `helpers.compare.reading.MAX_COUNT` keeps.
     """
-    if not counts.shape[1]:
-        return counts.astype(np.float64), np.zeros(0, dtype=np.intp), np.float64
-    distinct, inverse = np.unique(counts, axis=1, return_inverse=True)
-    dtype = np.float32 if counts.shape[0] * int(distinct.max(initial=0)) < 2**24 else np.float64
-    return distinct.astype(dtype), inverse.reshape(-1), dtype
+    first: dict[bytes, int] = {}
+    inverse, picked = [], []
+    for matrix in matrices:
+        for column in range(matrix.shape[1]):
+            values = np.ascontiguousarray(matrix[:, column], dtype=np.int64)
+            key = values.tobytes()
+            if key not in first:
+                first[key] = len(picked)
+                picked.append(values)
+            inverse.append(first[key])
+    documents = matrices[0].shape[0] if matrices else 0
+    largest = max((int(values.max(initial=0)) for values in picked), default=0)
+    dtype = np.float32 if documents * largest < 2**24 else np.float64
+    distinct = np.empty((documents, len(picked)), dtype=dtype)
+    for index, values in enumerate(picked):
+        distinct[:, index] = values
+    return distinct, np.array(inverse, dtype=np.intp), dtype
 
 
 def interval(old: np.ndarray, new: np.ndarray, estimate: float, confidence: float) -> Interval:

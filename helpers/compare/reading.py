@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from helpers.compare.params import COUNTS, CompareError
@@ -41,7 +42,7 @@ SCORED_BY = (
 NOT_OURS = "not scored by StructuredOutputSimilarity (no ground truth, or another evaluator)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Document:
     """One scored case of one run: its score, its schema, its per-field counts and field values.
 
@@ -156,9 +157,20 @@ def field_counts(comparison: Any, where: str = "comparison") -> dict[str, dict[s
     return {path: {key: int(found.get(path, {}).get(key, 0)) for key in COUNTS} for path in order}
 
 
-def _as_rows(counts: Mapping[str, Mapping[str, int]]) -> dict[str, tuple[int, ...]]:
-    """Counts as tuples in `COUNTS` order: a fraction of the memory of a dict per field per document."""
-    return {path: tuple(values[key] for key in COUNTS) for path, values in counts.items()}
+class _Shared(dict):
+    """Hands back one shared copy of each equal path name or count tuple a run holds.
+
+    At 100,000 documents a run is mostly repeats of the same few path names and small count
+    tuples; sharing them keeps a read run to a few hundred bytes per document.
+    """
+
+    def __missing__(self, key: Any) -> Any:
+        self[key] = key
+        return key
+
+    def rows(self, counts: Mapping[str, Mapping[str, int]]) -> dict[str, tuple[int, ...]]:
+        """Counts as shared tuples in `COUNTS` order, keyed by shared path names."""
+        return {self[path]: self[tuple(values[key] for key in COUNTS)] for path, values in counts.items()}
 
 
 def field_texts(output: Any) -> dict[str, str]:
@@ -200,6 +212,7 @@ class _Builder:
     source: str
     documents: dict[str, Document] = field(default_factory=dict)
     unscored: dict[str, str] = field(default_factory=dict)
+    shared: _Shared = field(default_factory=_Shared)
 
     def add(self, index: int, case: Any, rows: Any) -> None:
         where = f"{self.source}: case {index}"
@@ -228,7 +241,7 @@ class _Builder:
         document = Document(
             score=check_score(score, where),
             schema=label,
-            counts={} if unreadable else _as_rows(field_counts(comparison, where)),
+            counts={} if unreadable else self.shared.rows(field_counts(comparison, where)),
             expected=field_texts(case.get("expected_output")),
             actual=field_texts(case.get("actual_output")),
             unreadable=unreadable,
@@ -416,6 +429,7 @@ HEADER_BYTES = 1 << 16  # a results header is one short line; a saved report's f
 # `helpers.harness.results.FORMAT`, named here so telling the formats apart imports nothing heavy
 # (that module imports strands_evals); a test keeps the two equal.
 RESULTS_FORMAT = "structured-output-results"
+_NO_VALUES: Mapping[str, str] = MappingProxyType({})  # a results file holds no outputs; one empty map for all
 
 
 def is_results_file(path: Path | str) -> bool:
@@ -454,15 +468,15 @@ def read_results_file(path: Path | str, source: str | None = None) -> Run:
         if row.status in ("failed", "not_applicable"):
             builder.put(name, None)
             continue
-        counts = {}
-        for field_path, values in row.counts.items():
-            values = values.model_dump()
+        counts = {field_path: values.model_dump() for field_path, values in row.counts.items()}
+        for field_path, values in counts.items():
             _check_counts(values, where, field_path)
-            counts[field_path] = tuple(values[key] for key in COUNTS)
         document = Document(
             score=check_score(row.score, where),
             schema=schema,
-            counts={} if row.status == "unreadable" else counts,
+            counts={} if row.status == "unreadable" else builder.shared.rows(counts),
+            expected=_NO_VALUES,
+            actual=_NO_VALUES,
             unreadable=row.status == "unreadable",
         )
         builder.put(name, document)

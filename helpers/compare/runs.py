@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -174,14 +175,20 @@ class Sample:
         """Arrays for `cases` of `run`; a path a document lacks counts zero."""
         zero = (0,) * len(COUNTS)
         documents = [run.documents[name] for name in cases]
-        matrix = np.array(
-            [[value for path in paths for value in document.counts.get(path, zero)] for document in documents],
-            dtype=np.int64,
-        ).reshape(len(documents), len(paths) * len(COUNTS))
         width = len(COUNTS)
+        values = chain.from_iterable(document.counts.get(path, zero) for document in documents for path in paths)
+        matrix = np.fromiter(values, dtype=np.int64, count=len(documents) * len(paths) * width)
+        matrix = matrix.reshape(len(documents), len(paths) * width)
         counts = {path: matrix[:, index * width : (index + 1) * width] for index, path in enumerate(paths)}
         scores = np.array([document.score for document in documents], dtype=float)
         return cls(tuple(cases), scores, counts, matrix)
+
+    @cached_property
+    def totals(self) -> dict[str, np.ndarray]:
+        """Each path's counts summed over all documents, computed once."""
+        sums = self.matrix.sum(axis=0)
+        width = len(COUNTS)
+        return {path: sums[index * width : (index + 1) * width] for index, path in enumerate(self.counts)}
 
     def value(self, target: str, indices: np.ndarray | None = None) -> Any:
         """`overall` (mean score) or `path.metric` over all documents, or over each row of `indices`.
@@ -190,8 +197,7 @@ class Sample:
         for a look at a small run; the comparison itself reads `Draws`, which never gathers.
         """
         if indices is None:
-            totals = {path: counts.sum(axis=0) for path, counts in self.counts.items()} if target != "overall" else {}
-            return _metric(self.scores.mean(), totals, target)
+            return _metric(self.scores.mean(), self.totals, target)
         if target == "overall":
             return self.scores[indices].mean(axis=-1)
         path, metric = target.rsplit(".", 1)
@@ -375,7 +381,7 @@ def compare_runs(
     paths += [path for path in paths_in(new, pairing.cases) if path not in paths]
     before, after = Sample.of(old, pairing.cases, paths), Sample.of(new, pairing.cases, paths)
     means, sums = resample_sums(
-        np.column_stack([before.scores, after.scores]), np.hstack([before.matrix, after.matrix]), resamples, seed
+        np.column_stack([before.scores, after.scores]), [before.matrix, after.matrix], resamples, seed
     )
     width, half = len(COUNTS), len(paths) * len(COUNTS)
 
