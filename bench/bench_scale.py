@@ -49,13 +49,12 @@ from helpers.harness.results import ResultsHeader, ResultsWriter, iter_results
 from helpers.harness.scoring import score_outputs_sync
 from helpers.scale.batches import Scorer
 from helpers.scale.engine import open_engine
-from helpers.scale.run import score_at_scale
+from helpers.scale.run import BATCH_SIZE, score_at_scale  # the batch the score command sends
 
 # Documents per item count, sized so one process takes a few seconds at each.
 DOCUMENTS = {1: 2000, 5: 800, 20: 240, 50: 60}
 BASELINE = "harness, 1 process"
 ENGINES = (("batched, 1 process", 1, None), ("2 processes", 2, None), ("Dask local, 2 workers", 2, "local"))
-BATCH_SIZE = 16
 
 
 def load() -> str:
