@@ -13,6 +13,7 @@ What it guarantees:
   running cells go with it; a fresh run reproduces them). A notebook whose cells you edited,
   or any other file you changed, is kept as it is, and the line printed for it says where the
   committed version is; delete your copy to get the committed one at the next `make lab`.
+  Files you create in `.lab/` are never touched.
 - The copies open trusted, so styled tables keep their colours: they are signed into a trust
   database inside `.lab/` (not your personal one), which the lab is pointed at.
 - The lab's kernels get the environment tests and `make run` use (warnings silenced, the width
@@ -55,8 +56,8 @@ What happens to your edits: each `make lab` refreshes this folder from the commi
 A notebook whose cells you edited (or any other file you changed) is kept as it is; every other
 file is replaced by the committed version, outputs included (running it again reproduces them).
 To get the committed version of a file you edited, delete it here and run `make lab` again.
-Stored outputs change only through `make outputs`, which runs the committed notebooks, never
-these copies.
+Files you create here are never touched. Stored outputs change only through `make outputs`,
+which runs the committed notebooks, never these copies.
 
 The repository's README.md has the rest: modes, re-recording, comparing runs in CI.
 """
