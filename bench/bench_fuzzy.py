@@ -1,23 +1,36 @@
-"""Benchmark: `FuzzyEquals(ignore_order=True)` against `DeepDiff(ignore_order=True)`, in one run.
+"""Benchmark: `FuzzyEquals(ignore_order=True)` against deepdiff, and on the shapes that went quadratic.
 
-    python bench/bench_fuzzy.py                          1,000, 10,000 and 100,000 rows
-    python bench/bench_fuzzy.py --sizes 1000,10000       pick the sizes
-    python bench/bench_fuzzy.py --deepdiff-max 10000     skip deepdiff above a size
+    python bench/bench_fuzzy.py                                deepdiff at 1,000 and 10,000 rows;
+                                                               the shapes at 2,000 and 100,000
+    python bench/bench_fuzzy.py --sizes 1000,10000             the deepdiff sizes
+    python bench/bench_fuzzy.py --shape-sizes 2000,100000      the shape sizes
+    python bench/bench_fuzzy.py --deepdiff-max 10000           skip deepdiff above a size
 
-Data: a generated (seeded, not recorded) SQL-like result set of six columns, compared with a
-copy whose rows are shuffled and whose keys are in another order per row. Two cases per size:
+Part 1, against deepdiff. Data: a generated (seeded, not recorded) SQL-like result set of six
+columns, compared with a copy whose rows are shuffled and whose keys are in another order per
+row. Three cases per size:
 
 - exact: the copy is equal, so both tools must say "equal";
 - tolerance: every float in the copy is off by 0.1%, compared under a 1% tolerance, so the right
   verdict is "equal". deepdiff has no relative tolerance; it is given an absolute `math_epsilon`
   of 1% of the largest total (looser than 1% of each value), but with ignore_order it does not
   apply it inside rows (it says so in a warning, silenced here), so it reports differences.
-  A third check, one float off by 5%, makes sure FuzzyEquals still fails.
+- one off 5%: one float off by 5%, to make sure FuzzyEquals still fails.
+
+Part 2, the shapes of issue 11 (generated, seeded), each compared with a shuffled copy whose
+numbers moved well within the tolerance, so the right verdict is "equal": near-duplicate floats
+within a 1% tolerance; the result set's rows as tuples, as a database cursor returns them, and
+the same rows as dicts; the same rows as dicts keyed by integers; rows of an integer id and a
+near-duplicate amount; values near 5e9 with an absolute tolerance of 1e-3; prices in
+[99.5, 100.5] with 4 decimals under 1% (every price within tolerance of every other). Each line
+prints the time, its ratio to a floor measured in the same run (sorting every number of both
+inputs once), the peak memory of the comparison (tracemalloc, in a separate run so tracing does
+not slow the timing) and its ratio to the memory the inputs themselves take. A last check
+breaks one value of the largest near-duplicate list, which must then fail.
 
 Each timing is the CPU time of this process (so other load on a shared machine does not count),
-the best of a few runs of both tools at the same size (fewer at larger sizes), with the garbage
-collector run before each. The exit code is 1 if FuzzyEquals gives a wrong verdict, or deepdiff
-a wrong one on exact data.
+the best of a few runs (fewer at larger sizes), with the garbage collector run before each. The
+exit code is 1 if FuzzyEquals gives a wrong verdict, or deepdiff a wrong one on exact data.
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ import platform
 import random
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable
 from importlib.metadata import version
 
@@ -95,25 +109,35 @@ def best_of(repeats: int, call: Callable[[], object]) -> tuple[float, object]:
 
 
 def repeats_for(rows: int) -> int:
-    return 5 if rows <= 1_000 else 3 if rows <= 10_000 else 1
+    return 5 if rows <= 1_000 else 2 if rows <= 10_000 else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated row counts")
+    parser.add_argument("--sizes", default="1000,10000", help="comma-separated row counts against deepdiff")
+    parser.add_argument("--shape-sizes", default="2000,100000", help="comma-separated sizes of the shapes")
     parser.add_argument("--deepdiff-max", type=int, default=100_000, help="largest size deepdiff is timed at")
     args = parser.parse_args(argv)
-    sizes = [int(size.replace("_", "")) for size in args.sizes.split(",") if size.strip()]
+    sizes = _sizes(args.sizes)
+    shape_sizes = _sizes(args.shape_sizes)
     logging.getLogger("deepdiff").setLevel(logging.ERROR)  # its math_epsilon warning, explained above
     gc.freeze()  # the imported libraries are never garbage: keep each collection between runs short
     try:
-        return _run(sizes, args.deepdiff_max)
+        wrong = _run(sizes, args.deepdiff_max) if sizes else 0
+        wrong += _run_shapes(shape_sizes) if shape_sizes else 0
     finally:
         gc.unfreeze()
+    if wrong:
+        print(f"{wrong} wrong verdict(s) where a right one is required")
+    return 1 if wrong else 0
+
+
+def _sizes(text: str) -> list[int]:
+    return [int(size.replace("_", "")) for size in text.split(",") if size.strip()]
 
 
 def _run(sizes: list[int], deepdiff_max: int) -> int:
-    """Time every size, print one line per case, and count wrong verdicts."""
+    """Time every size against deepdiff, print one line per case, and count wrong verdicts."""
     print(
         f"FuzzyEquals vs deepdiff {version('deepdiff')}, Python {platform.python_version()}, "
         f"{os.cpu_count()} cores; generated data (seeded), measured in this run, CPU seconds"
@@ -169,9 +193,7 @@ def _run(sizes: list[int], deepdiff_max: int) -> int:
 
     for label in ("exact", "tolerance"):
         _growth(label, fuzzy_times.get(label, {}))
-    if wrong:
-        print(f"{wrong} wrong verdict(s) where a right one is required")
-    return 1 if wrong else 0
+    return wrong
 
 
 def _verdict(equal: bool, right: bool) -> str:
@@ -189,6 +211,151 @@ def _growth(label: str, times: dict[int, float]) -> None:
             f"growth {small:,} -> {large:,} rows ({label}): FuzzyEquals x{times[large] / times[small]:.1f}; "
             f"n log n predicts x{n_log_n:.1f}, n squared x{factor**2:.0f}"
         )
+
+
+# --- part 2: the shapes that went quadratic -----------------------------------------------------
+
+
+def near_duplicates(n: int, seed: int) -> tuple[list, list]:
+    rng = random.Random(seed)
+    expected = [100 * (1 + rng.uniform(-0.001, 0.001)) for _ in range(n)]
+    actual = [x * (1 + rng.uniform(-0.001, 0.001)) for x in expected]
+    rng.shuffle(actual)
+    return expected, actual
+
+
+def cursor_rows(n: int, seed: int) -> tuple[list, list]:
+    """The result set's rows as tuples in column order, as `cursor.fetchall()` returns them."""
+    table = result_set(n, seed)
+    noisy = perturbed(shuffled(table, seed + 1), seed + 2, NOISE)
+    columns = list(table[0])
+    return [tuple(row[c] for c in columns) for row in table], [tuple(row[c] for c in columns) for row in noisy]
+
+
+def dict_rows(n: int, seed: int) -> tuple[list, list]:
+    table = result_set(n, seed)
+    return table, perturbed(shuffled(table, seed + 1), seed + 2, NOISE)
+
+
+def integer_keyed_rows(n: int, seed: int) -> tuple[list, list]:
+    """The same rows as dicts whose keys are column numbers."""
+    table, noisy = dict_rows(n, seed)
+    columns = list(table[0])
+    return [{i: row[c] for i, c in enumerate(columns)} for row in table], [
+        {i: row[c] for i, c in enumerate(columns)} for row in noisy
+    ]
+
+
+def id_and_amount_rows(n: int, seed: int) -> tuple[list, list]:
+    """Rows of an integer id and an amount, every amount within tolerance of every other."""
+    rng = random.Random(seed)
+    expected = [{"id": i, "amount": 100 * (1 + rng.uniform(-0.001, 0.001))} for i in range(1, n + 1)]
+    actual = [{"amount": r["amount"] * (1 + rng.uniform(-0.001, 0.001)), "id": r["id"]} for r in expected]
+    rng.shuffle(actual)
+    return expected, actual
+
+
+def near_5e9(n: int, seed: int) -> tuple[list, list]:
+    rng = random.Random(seed)
+    expected = [5e9 + rng.uniform(0, 1) for _ in range(n)]
+    actual = [x + rng.uniform(-4e-4, 4e-4) for x in expected]
+    rng.shuffle(actual)
+    return expected, actual
+
+
+def prices(n: int, seed: int) -> tuple[list, list]:
+    rng = random.Random(seed)
+    expected = [round(rng.uniform(99.5, 100.5), 4) for _ in range(n)]
+    actual = [round(x * (1 + rng.uniform(-0.001, 0.001)), 4) for x in expected]
+    rng.shuffle(actual)
+    return expected, actual
+
+
+SHAPES: list[tuple[str, Callable[[int, int], tuple[list, list]], dict]] = [
+    ("near-duplicate floats, 1%", near_duplicates, {"numeric_tolerance": TOLERANCE}),
+    ("tuple rows (cursor), 1%", cursor_rows, {"numeric_tolerance": TOLERANCE}),
+    ("the same rows as dicts, 1%", dict_rows, {"numeric_tolerance": TOLERANCE}),
+    ("rows keyed by integers, 1%", integer_keyed_rows, {"numeric_tolerance": TOLERANCE}),
+    ("integer id + near-dup amount, 1%", id_and_amount_rows, {"numeric_tolerance": TOLERANCE}),
+    ("values near 5e9, absolute 1e-3", near_5e9, {"absolute_tolerance": 1e-3}),
+    ("prices [99.5, 100.5], 4 dp, 1%", prices, {"numeric_tolerance": TOLERANCE}),
+]
+TARGETS = {2_000: 0.5, 100_000: 10.0}  # seconds, from issue 11
+
+
+def _numbers(values: list) -> list:
+    found: list = []
+    for value in values:
+        if isinstance(value, dict):
+            found.extend(v for v in value.values() if isinstance(v, int | float))
+        elif isinstance(value, tuple):
+            found.extend(v for v in value if isinstance(v, int | float))
+        else:
+            found.append(value)
+    return found
+
+
+def _built(make: Callable[[int, int], tuple[list, list]], n: int) -> tuple[list, list, int]:
+    """Both inputs, and the bytes they take as tracemalloc sees them being built."""
+    gc.collect()
+    tracemalloc.start()
+    expected, actual = make(n, n)
+    size = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return expected, actual, size
+
+
+def _peak(call: Callable[[], object]) -> tuple[int, object]:
+    gc.collect()
+    tracemalloc.start()
+    result = call()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak, result
+
+
+def _run_shapes(sizes: list[int]) -> int:
+    """Time and measure each shape at each size; count wrong verdicts."""
+    print()
+    print("FuzzyEquals(ignore_order=True) on the shapes of issue 11; generated data (seeded), CPU seconds;")
+    print("floor = sorting every number of both inputs once; memory = tracemalloc peak of the comparison")
+    header = (
+        f"{'shape':<34} {'size':>8} {'FuzzyEquals':>12} {'target':>7} {'x floor':>8} "
+        f"{'peak MB':>8} {'x input':>8}  verdict"
+    )
+    print(header)
+    print("-" * len(header))
+    wrong = 0
+    for label, make, knobs in SHAPES:
+        evaluator = FuzzyEquals(ignore_order=True, **knobs)
+        for n in sizes:
+            expected, actual, size = _built(make, n)
+            numbers = _numbers(expected) + _numbers(actual)
+            repeats = 3 if n <= 10_000 else 1
+            floor, _ = best_of(repeats, lambda v=numbers: sorted(v))
+            took, output = best_of(repeats, lambda e=evaluator, x=expected, a=actual: e.compare(x, a))
+            peak, _ = _peak(lambda e=evaluator, x=expected, a=actual: e.compare(x, a))
+            target = TARGETS.get(n)
+            met = "-" if target is None else ("met" if took < target else "MISSED")
+            wrong += not output.test_pass
+            print(
+                f"{label:<34} {n:>8,} {took:>10.3f} s {met:>7} {took / max(floor, 1e-9):>7.0f}x "
+                f"{peak / 1e6:>8.1f} {peak / max(size, 1):>7.2f}x  {_verdict(output.test_pass, True)}"
+            )
+            if not output.test_pass:
+                print(f"{'':>34}  FuzzyEquals says: {output.reason}")
+    largest = max(sizes)
+    expected, actual = near_duplicates(largest, largest)
+    actual[len(actual) // 2] *= 1.05
+    took, output = best_of(
+        1, lambda: FuzzyEquals(ignore_order=True, numeric_tolerance=TOLERANCE).compare(expected, actual)
+    )
+    wrong += output.test_pass
+    print(
+        f"{'near-duplicates, one off 5%':<34} {largest:>8,} {took:>10.3f} s {'':>7} {'':>8} {'':>8} {'':>8}  "
+        f"{_verdict(output.test_pass, False)}"
+    )
+    return wrong
 
 
 if __name__ == "__main__":

@@ -655,7 +655,7 @@ def test_benchmark_gives_right_verdicts_at_a_small_size(capsys):
     spec = importlib.util.spec_from_file_location("bench_fuzzy", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    assert bench.main(["--sizes", "40"]) == 0
+    assert bench.main(["--sizes", "40", "--shape-sizes", "60"]) == 0
     printed = capsys.readouterr().out
     # Both tools timed in this run, and the ratio printed from those two times.
     exact = re.search(
@@ -665,3 +665,8 @@ def test_benchmark_gives_right_verdicts_at_a_small_size(capsys):
     assert exact, printed
     assert "FuzzyEquals equal (right), deepdiff differs (WRONG)" in printed  # deepdiff cannot apply the tolerance
     assert "FuzzyEquals differs (right)" in printed
+    # Every shape of issue 11 timed against its floor in this run, with its memory, verdict right.
+    for label, _, _ in bench.SHAPES:
+        line = re.search(rf"\n{re.escape(label)} +60 +[\d.]+ s +- +\d+x +[\d.]+ +[\d.]+x  equal \(right\)", printed)
+        assert line, (label, printed)
+    assert re.search(r"\nnear-duplicates, one off 5% +60 +[\d.]+ s +differs \(right\)", printed), printed

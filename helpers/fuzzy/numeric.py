@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from decimal import Decimal, localcontext
+from decimal import Context, Decimal, Inexact, localcontext
 from fractions import Fraction
 from typing import Any
 
@@ -32,8 +32,11 @@ is Python's own limit for turning text into an int.
 """
 
 _FLOAT_EXACT_INT = 2**53  # ints below this convert to float exactly
-_SLACK = 2.0**-48  # a float and its shortest decimal differ by under 2**-53 of its size: ample room
+_SLACK = 2.0**-50  # a float and its shortest decimal differ by at most 2**-53 of its size: 8 times that
 _TINY = 1e-290  # below this, float rounding is no longer relative: decide exactly
+
+
+_EXACT = Context(prec=2000, Emax=10**6, Emin=-(10**6))  # 17-digit decimals from 1e-324 to 1e308 stay exact
 
 
 def number(value: Any) -> tuple:
@@ -101,6 +104,8 @@ class Tolerance:
         self.tolerant = relative > 0 or absolute > 0
         self.exact_relative = Fraction(repr(relative))  # the decimal the user wrote
         self.exact_absolute = Fraction(repr(absolute))
+        self.decimal_relative = Decimal(repr(relative))
+        self.decimal_absolute = Decimal(repr(absolute))
         self.sortable = relative < 1  # partners form one run in sorted order (see the module doc)
 
     def near(self, x: Any, y: Any) -> bool:
@@ -119,8 +124,17 @@ class Tolerance:
                 return True
             if off - error > allowed and allowed > _TINY and not math.isinf(off):
                 return False
+            return self._near_in_decimals(Decimal(repr(a)), Decimal(repr(b)))
         x, y = _decimal_value(x), _decimal_value(y)
         return abs(x - y) <= max(self.exact_relative * max(abs(x), abs(y)), self.exact_absolute)
+
+    def _near_in_decimals(self, x: Decimal, y: Decimal) -> bool:
+        """The exact test on two floats' decimals; no result is rounded at this precision."""
+        with localcontext(_EXACT) as context:
+            context.clear_flags()
+            result = abs(x - y) <= max(self.decimal_relative * max(abs(x), abs(y)), self.decimal_absolute)
+            assert not context.flags[Inexact]
+        return result
 
     def explain(self, x: Any, y: Any) -> str:
         """` (off by D, tolerance allows T)` for two finite canonical numbers, six digits each."""
