@@ -1,7 +1,10 @@
 """Comparing two runs: pairing, the paired bootstrap, verdicts, gates and the command line.
 
-The gates and the command line live in `helpers.compare.gates`; they are tested here because every
-test of them needs the same two scored simulated runs.
+The gates live in `helpers.compare.gates` and the command line in `helpers.compare.cli`; they are
+tested here, in process, because every test of them needs the same two scored simulated runs. Two
+tests start a process: one proves `python -m helpers.compare` runs, one that `--help` and argument
+errors import nothing heavy. Malformed input is `test_compare_validation.py`; compact results files
+are `test_compare_results.py`.
 """
 
 import subprocess
