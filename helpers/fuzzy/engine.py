@@ -12,7 +12,6 @@ import math
 import numbers
 import re
 import sys
-from collections import Counter
 from collections.abc import Mapping
 from decimal import Decimal
 from enum import Enum
@@ -93,7 +92,9 @@ def _to_plain(value: Any, depth: int) -> Any:
     if kind is not dict and kind is not list:  # exact types first: ABC checks are slow
         if kind in _PLAIN:
             return value
-        if isinstance(value, BaseModel):
+        if kind is tuple:  # database rows: the common container after dict and list
+            value = list(value)
+        elif isinstance(value, BaseModel):
             value = value.model_dump(mode="json")
         elif isinstance(value, Mapping):
             value = dict(value)
@@ -373,7 +374,7 @@ class Comparer:
             keys = [self.key(v) for v in value]
             if not self.ignore_order:
                 return ("[", tuple(keys))
-            return ("[", frozenset(Counter(keys).items()))
+            return ("[", _multiset(keys))
         return self._leaf_key(self.leaf(value))
 
     @staticmethod
@@ -438,7 +439,14 @@ class Comparer:
         if kind is list:
             values, others = [], []
             for v in value:
-                if type(v) is dict or type(v) is list:
+                t = type(v)
+                if t is int or (t is float and v == v and not math.isinf(v)):
+                    values.append(v)
+                    continue
+                if t is str and self.plain_text:
+                    others.append(v)
+                    continue
+                if t is dict or t is list:
                     raise _NotARecord
                 leaf = self.leaf(v)
                 if leaf[0] == "n" and not is_infinite(leaf[1]):
@@ -447,7 +455,7 @@ class Comparer:
                     others.append(self._leaf_key(leaf))
             values.sort()
             found.extend(values)
-            return ("[", len(values), frozenset(Counter(others).items()))
+            return ("[", len(values), _multiset(others))
         leaf = self.leaf(value)
         if leaf[0] == "n" and not is_infinite(leaf[1]):
             found.append(leaf[1])
@@ -466,7 +474,7 @@ class Comparer:
             return ("{", names, tuple(self.shape_without_numbers(value[name]) for name in names))
         if kind is list:
             keys = [self.shape_without_numbers(v) for v in value]
-            return ("[", frozenset(Counter(keys).items()) if self.ignore_order else tuple(keys))
+            return ("[", _multiset(keys) if self.ignore_order else tuple(keys))
         leaf = self.leaf(value)
         return _NUMBER if leaf[0] == "n" else self._leaf_key(leaf)
 
@@ -655,3 +663,11 @@ class Comparer:
 
 class _NotARecord(Exception):
     pass
+
+
+def _multiset(keys: list) -> frozenset:
+    """Hashable counts of `keys` (not `Counter`: its Mapping check costs more than counting a row)."""
+    counts: dict = {}
+    for key in keys:
+        counts[key] = counts.get(key, 0) + 1
+    return frozenset(counts.items())
