@@ -26,6 +26,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -430,6 +431,7 @@ HEADER_BYTES = 1 << 16  # a results header is one short line; a saved report's f
 # (that module imports strands_evals); a test keeps the two equal.
 RESULTS_FORMAT = "structured-output-results"
 _NO_VALUES: Mapping[str, str] = MappingProxyType({})  # a results file holds no outputs; one empty map for all
+_in_order = attrgetter(*COUNTS)  # a results row's counts as a tuple in `COUNTS` order
 
 
 def is_results_file(path: Path | str) -> bool:
@@ -462,19 +464,23 @@ def read_results_file(path: Path | str, source: str | None = None) -> Run:
     source = source or str(path)
     schema = read_header(path).schema_.rpartition(":")[2]
     builder = _Builder(source)
+    shared = builder.shared
     for row in iter_results(path):
         name = check_name(row.name, f"{source}: a case")
         where = f"{source}: case {name!r}"
         if row.status in ("failed", "not_applicable"):
             builder.put(name, None)
             continue
-        counts = {field_path: values.model_dump() for field_path, values in row.counts.items()}
-        for field_path, values in counts.items():
-            _check_counts(values, where, field_path)
+        counts = {}
+        for field_path, values in row.counts.items():
+            numbers = _in_order(values)  # whole numbers of at least 0: the row's own model checked that
+            if max(numbers) > MAX_COUNT:
+                _check_counts(dict(zip(COUNTS, numbers, strict=True)), where, field_path)
+            counts[shared[field_path]] = shared[numbers]
         document = Document(
             score=check_score(row.score, where),
             schema=schema,
-            counts={} if row.status == "unreadable" else builder.shared.rows(counts),
+            counts={} if row.status == "unreadable" else counts,
             expected=_NO_VALUES,
             actual=_NO_VALUES,
             unreadable=row.status == "unreadable",
