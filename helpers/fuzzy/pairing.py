@@ -109,6 +109,11 @@ def _flatten(groups: dict[Any, list[int]]) -> list[int]:
 
 
 def _pair_records(comparer: Comparer, expected: list, actual: list, path: Any) -> tuple[list[int], list[int]]:
+    numbers_e = _finite_numbers(comparer, expected)
+    numbers_a = _finite_numbers(comparer, actual) if numbers_e is not None else None
+    if numbers_e is not None and numbers_a is not None:  # a list of numbers: no records needed
+        lost_e, lost_a = sweep(numbers_e, numbers_a, comparer.near)
+        return sorted(lost_e), sorted(lost_a)
     records_e = [comparer.record(x) for x in expected]
     records_a = [comparer.record(x) for x in actual]
     blocks: dict[Any, tuple[list[int], list[int]]] = {}
@@ -142,6 +147,23 @@ def _pair_records(comparer: Comparer, expected: list, actual: list, path: Any) -
         lost_e.extend(rest_e)
         lost_a.extend(rest_a)
     return sorted(lost_e), sorted(lost_a)
+
+
+def _finite_numbers(comparer: Comparer, values: list) -> list | None:
+    """The canonical numbers of a list holding only finite numbers, else None."""
+    found = []
+    for value in values:
+        kind = type(value)
+        if kind is int or (kind is float and value == value and not math.isinf(value)):
+            found.append(value)
+            continue
+        if kind is dict or kind is list:
+            return None
+        leaf = comparer.leaf(value)
+        if leaf[0] != "n" or (type(leaf[1]) is float and math.isinf(leaf[1])):
+            return None
+        found.append(leaf[1])
+    return found
 
 
 def _group_or_single(comparer: Comparer, values: list) -> dict[Any, list[int]]:
