@@ -16,6 +16,7 @@ stickler are imported, so `--help` and every such error answer at once.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -138,8 +139,16 @@ def _compare(args: argparse.Namespace, gates: list) -> int:
     new = read_run_file(args.new)
     comparison = compare_runs(old, new, resamples=args.resamples, seed=args.seed, confidence=args.confidence)
     results = evaluate_gates(gates, comparison)
-    print(report_text(comparison, results, top=args.top))
+    _show(report_text(comparison, results, top=args.top))
     return EXIT_FAILED if any(not result.passed for result in results) else EXIT_PASSED
+
+
+def _show(text: str) -> None:
+    """Print the tables; a reader that stops early (`| head`) does not turn the gates' verdict into an error."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush cannot fail again
 
 
 def report_text(comparison: Comparison, results: Sequence[GateResult], top: int = 5) -> str:
