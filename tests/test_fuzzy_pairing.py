@@ -19,17 +19,19 @@ from helpers.fuzzy.evaluator import FuzzyEquals
 
 
 def ref_number(value):
-    """Exact value, except that a Decimal or Fraction with a fraction part counts as its nearest
-    float where one holds it (as a JSON reader would have given it): the documented rule."""
+    """The exact value the documented rule gives: a float is its shortest decimal (in the normal range
+    below 2**53), and a Decimal or Fraction with a fraction part is its nearest float where one holds it."""
     if isinstance(value, Decimal) and not value.is_finite() or isinstance(value, float) and math.isinf(value):
         return float(value)
+    if isinstance(value, float):
+        return Fraction(repr(value)) if 2.2250738585072014e-308 <= abs(value) < 2**53 else Fraction(value)
     exact = Fraction(value)
-    if exact.denominator != 1 and not isinstance(value, float):
+    if exact.denominator != 1:
         try:
             nearest = float(exact)
         except OverflowError:
             return exact
-        return Fraction(nearest) if nearest != 0 and not math.isinf(nearest) else exact
+        return ref_number(nearest) if nearest != 0 and not math.isinf(nearest) else exact
     return exact
 
 
@@ -90,6 +92,10 @@ def flat(rng):
     return rng.choice(POOL) * rng.choice([1, 1, 1.02, 0.97, 0.9])
 
 
+def on_the_boundary(rng):
+    return rng.choice([99, 100, 98.01, 97.0299, 783, 775.17, 1.61, 1.5295, 1.6905])
+
+
 def near_5e9(rng):
     return 5e9 + rng.randrange(8) * 4e-4
 
@@ -121,6 +127,7 @@ def exact_kinds(rng):
 SHAPES = {
     "flat floats": (flat, TOLERANCE_PAIRS),
     "values near 5e9, absolute 1e-3": (near_5e9, [(0.0, 1e-3)]),
+    "decimals exactly on the boundary": (on_the_boundary, [(0.01, 0.0), (0.05, 0.0)]),
     "prices, 4 decimals, 1%": (price, [(0.01, 0.0)]),
     "dict rows": (dict_row, TOLERANCE_PAIRS),
     "tuple rows": (tuple_row, TOLERANCE_PAIRS),

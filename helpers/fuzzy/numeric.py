@@ -5,7 +5,8 @@ pairing only if each number's partners form one unbroken run in sorted order. Th
 `|a - b| <= max(relative * max(|a|, |b|), absolute)` over the real numbers when `relative < 1`,
 but not for the same test rounded in floats. So the test is decided in exact arithmetic on the
 decimals the numbers are written as: a float counts as its shortest repr (`1.61` is 161/100,
-as in the JSON or the source it came from), and so does each tolerance. Then `1.61` against
+as in the JSON or the source it came from; from 2**53 up, and for subnormals, its exact binary
+value), and so does each tolerance. Then `1.61` against
 `1.5295` at 5% is exactly on the boundary and passes, as a reader working it out would expect.
 A float computation decides every case not within a hair of the boundary; only those few are
 redone with fractions, so the exactness costs almost nothing.
@@ -34,6 +35,7 @@ is Python's own limit for turning text into an int.
 _FLOAT_EXACT_INT = 2**53  # ints below this convert to float exactly
 _SLACK = 2.0**-50  # a float and its shortest decimal differ by at most 2**-53 of its size: 8 times that
 _TINY = 1e-290  # below this, float rounding is no longer relative: decide exactly
+_SMALLEST_NORMAL = 2.2250738585072014e-308
 
 
 _EXACT = Context(prec=2000, Emax=10**6, Emin=-(10**6))  # 17-digit decimals from 1e-324 to 1e308 stay exact
@@ -75,7 +77,7 @@ def _nearest_float(exact: Fraction) -> float | Fraction:
         result = float(exact)
     except OverflowError:
         return exact
-    if result == 0 or math.isinf(result) or abs(result) < 2.2250738585072014e-308:
+    if result == 0 or math.isinf(result) or abs(result) < _SMALLEST_NORMAL:
         return exact
     return result
 
@@ -124,7 +126,7 @@ class Tolerance:
                 return True
             if off - error > allowed and allowed > _TINY and not math.isinf(off):
                 return False
-            return self._near_in_decimals(Decimal(repr(a)), Decimal(repr(b)))
+            return self._near_in_decimals(_written(a), _written(b))
         x, y = _decimal_value(x), _decimal_value(y)
         return abs(x - y) <= max(self.exact_relative * max(abs(x), abs(y)), self.exact_absolute)
 
@@ -148,9 +150,21 @@ class Tolerance:
         return f" (off by {_six_digits(off)}, tolerance allows {_six_digits(allowed)})"
 
 
+def _written(value: float) -> Decimal:
+    """A finite float as the decimal it is written as: its shortest repr.
+
+    Outside the normal range below 2**53 a float keeps its exact binary value: there the repr
+    can pass an integer or an exact fraction that lies between it and the float, which would
+    make the order of values differ from the order of floats that pairing sorts by.
+    """
+    if _SMALLEST_NORMAL <= abs(value) < _FLOAT_EXACT_INT:
+        return Decimal(repr(value))
+    return Decimal(value)
+
+
 def _decimal_value(value: int | float | Fraction) -> Fraction:
-    """A finite canonical number as the exact decimal it is written as."""
-    return Fraction(repr(value)) if type(value) is float else Fraction(value)
+    """A finite canonical number as the exact decimal it is written as (see `_written`)."""
+    return Fraction(_written(value)) if type(value) is float else Fraction(value)
 
 
 def _six_digits(value: Fraction) -> str:
