@@ -113,7 +113,9 @@ def test_a_bad_command_is_exit_2(capsys):
 def make_compare_target(tmp_path: Path, *variables: str) -> subprocess.CompletedProcess:
     """`make compare VAR=...` as a user types it; `-o` keeps make from rebuilding the environment."""
     argv = ["make", "-C", str(ROOT), "--no-print-directory", "-o", ".venv/.synced", "compare", *variables]
-    return subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    # Run as a top-level make even under `make test`, whose MAKELEVEL would make it `make[1]`.
+    env = {name: value for name, value in os.environ.items() if name not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    return subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_make_compare_keeps_gates_as_typed_and_executes_nothing_in_them(tmp_path):
