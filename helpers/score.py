@@ -27,11 +27,11 @@ from helpers.scale import command as scale  # standard library only at import: -
 
 EXIT_CODES = """\
 Exit codes:
-  0  scored: the report was written to --out, the tables printed
-  1  a dependency is missing: run `make setup`
+  0  scored: the report was written to --out and/or the results file to --results, the tables printed
+  1  a dependency is missing: run `make setup` (for --cluster: pip install '.[cluster]')
   2  bad input: a file, schema, task or cassette that does not load (the message names the
-     file, the line or case, and the fix), a replay that does not match its cassette, or a
-     task that raised; nothing was written
+     file, the line or case, and the fix), a replay that does not match its cassette, a task
+     that raised, or a Dask scheduler that does not answer; nothing was written
 """
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1

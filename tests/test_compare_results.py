@@ -99,8 +99,14 @@ def edit_line(path, number, change):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda row: row.update(score=math.nan), "case 'sim-02': score is nan"),
-        (lambda row: row.update(score=1.25), "case 'sim-02': score is 1.25"),
+        (
+            lambda row: row.update(score=math.nan),
+            "line 3 (case 'sim-02'): field score: Input should be a finite number",
+        ),
+        (
+            lambda row: row.update(score=1.25),
+            "line 3 (case 'sim-02'): field score: Input should be less than or equal to 1",
+        ),
         (lambda row: row["counts"]["line_items.sku"].update(fd=MAX_COUNT + 1), "field 'line_items.sku': count 'fd'"),
         (lambda row: row["counts"]["line_items.sku"].update(fd=-1), "line 3 (case 'sim-02'): field counts"),
         (lambda row: row["counts"].update(invoice_id=[1, 2]), "line 3 (case 'sim-02'): field counts.invoice_id"),

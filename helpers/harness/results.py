@@ -32,11 +32,13 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stickler import aggregate_from_comparisons
-from strands_evals.evaluators import StructuredOutputReport
+
+if TYPE_CHECKING:  # importing strands_evals costs seconds; readers of a results file never need it
+    from strands_evals.evaluators import StructuredOutputReport
 
 FORMAT = "structured-output-results"
 VERSION = 1
@@ -56,7 +58,8 @@ class ResultsError(ValueError):
 class Counts(BaseModel):
     """One field path's confusion counts in one document (or summed over many)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: `true` or `"3"` is a malformed file, not a count of 1 or 3.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     tp: int = Field(0, ge=0)
     fa: int = Field(0, ge=0)
@@ -87,7 +90,7 @@ class ResultRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1)
-    score: float
+    score: float = Field(ge=0, le=1, allow_inf_nan=False)
     test_pass: bool
     reason: str = ""
     status: Status = "scored"
