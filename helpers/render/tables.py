@@ -37,12 +37,18 @@ class Table:
 
     frame: pd.DataFrame
     styler: Styler
+    count_rows: tuple[str, ...] = ()  # rows that hold counts, printed as whole numbers
 
     def _repr_html_(self) -> str:
         return self.styler.to_html()
 
     def __repr__(self) -> str:
-        return self.frame.to_string(float_format=format_number, na_rep="")
+        if not self.count_rows:
+            return self.frame.to_string(float_format=format_number, na_rep="")
+        text = self.frame.map(lambda value: "" if pd.isna(value) else format_number(value)).astype(object)
+        for row in self.count_rows:
+            text.loc[row] = self.frame.loc[row].map(lambda value: f"{value:.0f}")
+        return text.to_string()
 
 
 def styled(frame: pd.DataFrame, table_id: str, *, colour: Iterable[str] = (), caption: str = "") -> Table:
@@ -171,7 +177,7 @@ def comparison_table(scores: Mapping[str, Mapping[str, float]], table_id: str = 
     styler = frame.style.set_uuid(table_id).format(precision=DECIMALS)
     styler = styler.format(precision=0, subset=pd.IndexSlice[["distinct scores"], :])
     styler = styler.background_gradient(cmap=SCORE_COLOURS, vmin=0.0, vmax=1.0, subset=pd.IndexSlice[cases, :])
-    return Table(frame, styler)
+    return Table(frame, styler, count_rows=("distinct scores",))
 
 
 def non_matches_frame(non_matches: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
