@@ -14,10 +14,10 @@ import json
 import os
 import shutil
 import sys
-import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import ExitStack
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -32,6 +32,7 @@ from helpers.exchanges.fixtures import Exchange
 from helpers.exchanges.replay import ReplayModel
 from helpers.harness.cases import load_cases
 from helpers.services.datasets_server import SERVICE, read_snapshot
+from tests.servers.local import LocalServer
 
 PAGE = read_snapshot(SNAPSHOT_PATH).pages[0]
 USAGE = {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}
@@ -49,7 +50,7 @@ def rows_page(query: dict[str, str], page: dict | None = None) -> Response:
     return 200, {"Content-Type": "application/json"}, json.dumps(body).encode()
 
 
-class RowsServer:
+class RowsServer(LocalServer):
     """A local `/rows` server; `respond(path, query)` decides each answer (default: the snapshot's rows)."""
 
     def __init__(self, respond: Callable[[str, dict[str, str]], Response] | None = None) -> None:
@@ -72,35 +73,32 @@ class RowsServer:
             def log_message(self, *args) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.serve(Handler)
 
 
 @pytest.fixture
 def server():
-    rows = RowsServer()
-    yield rows
-    rows.close()
+    with RowsServer() as rows:
+        yield rows
 
 
 @pytest.fixture
 def serve():
     """Start a server with a custom responder; every one started is closed after the test."""
-    started = []
+    with ExitStack() as started:
+        yield lambda respond: started.enter_context(RowsServer(respond))
 
-    def start(respond):
-        started.append(RowsServer(respond))
-        return started[-1]
 
-    yield start
-    for rows in started:
-        rows.close()
+def copy_committed_fcc(folder: Path) -> tuple[Path, Path, Path]:
+    """Copies of the committed snapshot, case file and exchanges, for a recorder to replace."""
+    snapshot = folder / "fcc" / "snapshot.json"
+    snapshot.parent.mkdir()
+    shutil.copy(SNAPSHOT_PATH, snapshot)
+    cases = snapshot.parent / "cases.jsonl"
+    shutil.copy(CASES_PATH, cases)
+    exchanges = folder / "exchanges"
+    shutil.copytree(FCC_EXCHANGES_DIR, exchanges)
+    return snapshot, cases, exchanges
 
 
 def stale_exchange(document_id: str) -> str:
@@ -117,13 +115,7 @@ def targets(tmp_path):
     `retired-document.json` is an old exchange of a document no longer selected (stale, provably
     ours); `notes.json` and `offline_invoice.json` are not exchanges of this set.
     """
-    snapshot = tmp_path / "fcc" / "snapshot.json"
-    snapshot.parent.mkdir()
-    shutil.copy(SNAPSHOT_PATH, snapshot)
-    cases = snapshot.parent / "cases.jsonl"
-    shutil.copy(CASES_PATH, cases)
-    exchanges = tmp_path / "exchanges"
-    shutil.copytree(FCC_EXCHANGES_DIR, exchanges)
+    snapshot, cases, exchanges = copy_committed_fcc(tmp_path)
     (exchanges / "retired-document.json").write_text(stale_exchange("retired-document"))
     (exchanges / "notes.json").write_text("{}")
     shutil.copy(FCC_EXCHANGES_DIR.parent / "offline_invoice.json", exchanges / "offline_invoice.json")

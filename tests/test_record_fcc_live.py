@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from botocore.config import Config
 
 from helpers import record_fcc
-from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR
-from helpers.examples.fcc.documents import CASES_PATH, SNAPSHOT_PATH
+from helpers.examples.fcc.documents import SNAPSHOT_PATH
 from helpers.services.datasets_server import read_snapshot
 from tests.servers.bedrock import BedrockServer, bedrock_environment, tool_use_stream
 from tests.servers.datasets import DatasetsServer
+from tests.test_record_fcc import copy_committed_fcc
 
 FAST = Config(connect_timeout=0.5, read_timeout=0.5, retries={"mode": "standard", "total_max_attempts": 1})
 PAGE = read_snapshot(SNAPSHOT_PATH).pages[0]
@@ -41,14 +40,7 @@ def services(monkeypatch, no_aws_credentials):
 
 @pytest.fixture
 def targets(tmp_path) -> tuple[Path, Path, Path]:
-    snapshot = tmp_path / "fcc" / "snapshot.json"
-    snapshot.parent.mkdir()
-    shutil.copy(SNAPSHOT_PATH, snapshot)
-    cases = snapshot.parent / "cases.jsonl"
-    shutil.copy(CASES_PATH, cases)
-    exchanges = tmp_path / "exchanges"
-    shutil.copytree(FCC_EXCHANGES_DIR, exchanges)
-    return snapshot, cases, exchanges
+    return copy_committed_fcc(tmp_path)
 
 
 def contents(snapshot: Path, cases: Path, exchanges: Path) -> dict[str, bytes]:

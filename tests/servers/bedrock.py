@@ -23,9 +23,10 @@ from __future__ import annotations
 import binascii
 import json
 import struct
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.servers.local import LocalServer
 
 STRING = 7  # the event-stream header value type for a UTF-8 string
 
@@ -102,14 +103,13 @@ def text_stream(text: str) -> list:
     ]
 
 
-class BedrockServer:
+class BedrockServer(LocalServer):
     """A threaded HTTP server answering ConverseStream calls from a script, one step per request."""
 
     def __init__(self, default: tuple | None = None) -> None:
         self.script: list[tuple] = []
         self.default = default
         self.requests: list[dict[str, Any]] = []
-        self.stopped = threading.Event()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -166,20 +166,7 @@ class BedrockServer:
             def log_message(self, *args) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-
-    def __enter__(self) -> BedrockServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stopped.set()
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
+        self.serve(Handler)
 
 
 def bedrock_environment(url: str, region: str = "us-east-1") -> dict[str, str]:

@@ -17,21 +17,21 @@ from __future__ import annotations
 import gzip
 import json
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlparse
+
+from tests.servers.local import LocalServer
 
 FEATURES = [{"feature_idx": 0, "name": "id", "type": {"dtype": "string", "_type": "Value"}}]
 
 
-class DatasetsServer:
+class DatasetsServer(LocalServer):
     """A threaded HTTP server whose answers follow a script, one step per request."""
 
     def __init__(self, total_rows: int = 5) -> None:
         self.total_rows = total_rows
         self.script: list[tuple] = []
         self.requests: list[dict] = []
-        self.stopped = threading.Event()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -109,11 +109,7 @@ class DatasetsServer:
             def log_message(self, *args) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        # A short poll interval so shutdown() returns at once rather than after 0.5 s.
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+        self.serve(Handler)
 
     def page_for(self, query: dict) -> dict:
         return self.page(int(query["offset"]), int(query["length"]))
@@ -128,13 +124,3 @@ class DatasetsServer:
             "num_rows_per_page": 100,
             "partial": False,
         }
-
-    def __enter__(self) -> DatasetsServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stopped.set()
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
