@@ -58,6 +58,11 @@ USAGE = {"inputTokens": 50, "outputTokens": 20, "totalTokens": 70}
 SCHEMA, TASK = "po_schema:PurchaseOrder", "po_task:task"
 
 
+def from_predictions(out: str, schema: str = SCHEMA) -> list[str]:
+    """The score command's arguments for scoring the project's predictions file into `out`."""
+    return ["--schema", schema, "--cases", "cases.jsonl", "--predictions", "predictions.jsonl", "--out", out]
+
+
 class StandInProvider(Model):
     """Answers each document with a payload, streamed as a PurchaseOrder tool call in 7-character chunks.
 
@@ -143,16 +148,7 @@ pytestmark = pytest.mark.usefixtures("no_network")
 
 
 def test_score_from_predictions_writes_the_report_and_prints_both_tables(project):
-    code, printed = run_score(
-        "--schema",
-        SCHEMA,
-        "--cases",
-        "cases.jsonl",
-        "--predictions",
-        "predictions.jsonl",
-        "--out",
-        "runs/predicted.json",
-    )
+    code, printed = run_score(*from_predictions("runs/predicted.json"))
     assert code == 0, printed
     report = load_report(project / "runs" / "predicted.json")
     scores = {row["case"]: row["overall_score"] for row in report.per_case()}
@@ -187,9 +183,7 @@ def test_record_then_replay_then_compare_and_gate(project):
     assert "by replaying cassettes" in printed
     assert load_report(project / "replayed.json").overall_score == 1.0
 
-    run_score(
-        "--schema", SCHEMA, "--cases", "cases.jsonl", "--predictions", "predictions.jsonl", "--out", "predicted.json"
-    )
+    run_score(*from_predictions("predicted.json"))
     assert compare_main(["predicted.json", "replayed.json", "--gate", "overall >= 0.9"]) == 0
     assert compare_main(["replayed.json", "predicted.json", "--gate", "delta(supplier.f1) >= 0"]) == 1
 
@@ -285,16 +279,7 @@ def test_bad_arguments_exit_2_with_the_fix(project, argv, message):
 
 
 def test_bad_schema_and_bad_predictions_exit_2_naming_file_line_and_field(project):
-    code, printed = run_score(
-        "--schema",
-        "po_schema:Nope",
-        "--cases",
-        "cases.jsonl",
-        "--predictions",
-        "predictions.jsonl",
-        "--out",
-        "run.json",
-    )
+    code, printed = run_score(*from_predictions("run.json", schema="po_schema:Nope"))
     assert code == 2 and "--schema 'po_schema:Nope'" in printed and "defines no 'Nope'" in printed
     write_jsonl(
         project / "bad.jsonl",
@@ -318,14 +303,7 @@ def test_the_commands_run_as_python_modules_without_the_working_directory_on_the
             "-P",
             "-m",
             "helpers.score",
-            "--schema",
-            SCHEMA,
-            "--cases",
-            "cases.jsonl",
-            "--predictions",
-            "predictions.jsonl",
-            "--out",
-            "run.json",
+            *from_predictions("run.json"),
         ],
         cwd=project,
         capture_output=True,
