@@ -59,7 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mode", choices=("replay", "live"), help="replay the cassettes (default) or call Bedrock")
     parser.add_argument("--out", type=Path, help="where to write the saved report (JSON); --results can replace it")
     parser.add_argument(
-        "--match-threshold", type=float, default=0.7, help="score at which a case passes, in [0, 1] (default 0.7)"
+        "--match-threshold",
+        type=float,
+        default=0.7,
+        help="similarity at which list items pair and the score and recall a case needs to pass, in [0, 1] "
+        "(default 0.7)",
     )
     scale.add_arguments(parser)
     return parser
