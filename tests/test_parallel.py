@@ -6,6 +6,7 @@ import io
 import json
 import sys
 import textwrap
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -181,6 +182,21 @@ def _fan_out_plain(executor, work, merge):
         _fan_out(executor, work, None, False, 4, lambda result: merge(result.index))
     finally:
         run_module.score_batch = original
+
+
+def test_a_stuck_worker_ends_the_run_in_bounded_time_naming_the_batches(monkeypatch):
+    import helpers.scale.run as run_module
+
+    release = threading.Event()
+    monkeypatch.setattr(run_module, "STALL_SECONDS", 0.2)
+    monkeypatch.setattr(run_module, "score_batch", lambda scorer, batch, keep: release.wait(10))
+    work = iter([type("B", (), {"index": index, "names": [str(index)]})() for index in range(3)])
+    with ThreadPoolExecutor(2) as executor:
+        try:
+            with pytest.raises(run_module.StalledError, match=r"within 0\.2 s on 2 threads \(batches 0, 1 in flight\)"):
+                _fan_out(executor, work, None, False, 2, lambda result: None, stall="on 2 threads")
+        finally:
+            release.set()  # let the stuck threads end, so the executor shuts down
 
 
 def test_batches_split_in_order_and_refuse_a_bad_size():

@@ -31,11 +31,21 @@ from strands_evals.evaluators import StructuredOutputReport
 
 from helpers.harness.results import Counts, ResultRow, ResultsHeader, ResultsWriter
 from helpers.scale.batches import Batch, BatchResult, Scorer, failed_batch, score_batch
-from helpers.scale.engine import Engine, open_engine
+from helpers.scale.engine import Engine, EngineError, open_engine
 from helpers.scale.progress import FinalLine, Progress
 
 BATCH_SIZE = 32
 IN_FLIGHT_PER_SLOT = 2
+# How long the driver waits for any batch in flight to finish before it gives up on the engine.
+# A batch of 32 documents with 50 line items takes seconds; minutes without one means a stuck worker.
+STALL_SECONDS = 300.0
+
+
+class StalledError(EngineError):
+    """No batch in flight finished within `STALL_SECONDS`; the message names the engine and the batches.
+
+    An `EngineError`, so the score command reports it as bad input (exit 2), nothing written.
+    """
 
 
 @dataclass
@@ -164,6 +174,7 @@ def score_at_scale(
                 keep_report,
                 engine.slots * IN_FLIGHT_PER_SLOT,
                 merge,
+                stall=f"on {engine.name}",
             )
         finally:
             progress.finish()
@@ -171,8 +182,14 @@ def score_at_scale(
     return ScaleRun(summary, engine.name, report, Path(results) if results is not None else None)
 
 
-def _fan_out(executor, work: Iterator[Batch], scorer: Scorer, keep_report: bool, window: int, merge) -> None:
-    """Keep up to `window` batches in flight or waiting, and merge results strictly in batch order."""
+def _fan_out(
+    executor, work: Iterator[Batch], scorer: Scorer, keep_report: bool, window: int, merge, stall: str = ""
+) -> None:
+    """Keep up to `window` batches in flight or waiting, and merge results strictly in batch order.
+
+    Every wait is bounded: when no batch in flight finishes within `STALL_SECONDS`, the run stops
+    with `StalledError` instead of waiting on a worker that will never answer.
+    """
     pending: dict[Future, Batch] = {}
     ready: dict[int, BatchResult] = {}
     next_index = 0
@@ -187,7 +204,13 @@ def _fan_out(executor, work: Iterator[Batch], scorer: Scorer, keep_report: bool,
                 pending[executor.submit(score_batch, scorer, batch, keep_report)] = batch
             if not pending:
                 break
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            done, _ = wait(pending, timeout=STALL_SECONDS, return_when=FIRST_COMPLETED)
+            if not done:
+                waiting = ", ".join(str(batch.index) for batch in sorted(pending.values(), key=lambda b: b.index))
+                raise StalledError(
+                    f"no batch finished within {STALL_SECONDS:g} s {stall} (batches {waiting} in flight); "
+                    "a worker may be stuck or gone: check the workers, or score with fewer --workers"
+                )
             for future in done:
                 batch = pending.pop(future)
                 try:
