@@ -10,8 +10,10 @@ BIN := $(VENV)/bin
 NOTEBOOKS := examples/notebooks
 STAMP := $(VENV)/.synced
 
-# A make variable's raw text as one shell word: single-quoted, its own single quotes escaped.
-shell_word = '$(subst ','\'',$(value $(1)))'
+# Text as one shell word: single-quoted, its own single quotes escaped.
+quoted = '$(subst ','\'',$(1))'
+# A make variable's raw text (never expanded by make) as one shell word.
+shell_word = $(call quoted,$(value $(1)))
 # make exports command-line variables to every recipe, expanding them first: `$(shell ...)` in a
 # value typed for compare would run. They are passed as words instead (see `compare`, `outputs`).
 unexport OLD NEW GATES NB
@@ -58,7 +60,7 @@ format: $(STAMP) ## Apply ruff fixes and formatting
 	$(BIN)/ruff format .
 
 outputs: $(STAMP) ## Re-execute notebooks in replay mode and store their outputs (NB=name to pick one)
-	$(BIN)/python scripts/notebooks.py outputs $(foreach name,$(value NB),'$(subst ','\'',$(name))')
+	$(BIN)/python scripts/notebooks.py outputs $(foreach name,$(value NB),$(call quoted,$(name)))
 
 check-outputs: $(STAMP) ## Normalize notebook metadata and fail if that changed anything
 	$(BIN)/python scripts/notebooks.py normalize
