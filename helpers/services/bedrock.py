@@ -250,11 +250,7 @@ def bedrock_failure(exc: BaseException) -> BaseException | None:
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if isinstance(
-            exc, botocore.exceptions.BotoCoreError | botocore.exceptions.ClientError | ModelThrottledException
-        ):
-            return exc
-        if isinstance(exc, urllib3.exceptions.HTTPError):
+        if isinstance(exc, (*_FROM_BEDROCK, ModelThrottledException)):
             return exc
         exc = exc.__cause__ or exc.__context__
     return None
