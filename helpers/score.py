@@ -120,8 +120,9 @@ def check_arguments(args: argparse.Namespace) -> str | None:
     inputs = {args.cases.resolve(), (args.predictions or args.cases).resolve()}
     if args.out is not None and args.out.resolve() in inputs:
         raise BadInput(f"--out {args.out} would overwrite an input file; name a new report file.")
-    if scale.problem(args) is not None:
-        raise BadInput(scale.problem(args))
+    problem = scale.problem(args)
+    if problem is not None:
+        raise BadInput(problem)
     return mode
 
 
