@@ -161,18 +161,14 @@ def main(argv: list[str] | None = None) -> int:
 
     # Kernels are separate processes, so threads are enough to keep both cores busy; each line is
     # printed in the order the notebooks were named, as soon as it and the ones before it are done.
+    failed = 0
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(_printed(pool.map(report, paths)))
-    failed = sum(not passed for passed, _ in results)
+        for passed, line in pool.map(report, paths):
+            print(line, flush=True)
+            failed += not passed
     if failed:
         print(f"{failed} of {len(paths)} notebooks failed", flush=True)
     return 1 if failed else 0
-
-
-def _printed(results):
-    for passed, line in results:
-        print(line, flush=True)
-        yield passed, line
 
 
 if __name__ == "__main__":
