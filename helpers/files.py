@@ -111,7 +111,7 @@ def switch_files(writes: Mapping[Path | str, str | bytes], remove: Iterable[Path
         with contextlib.suppress(OSError):  # what cannot be undone now, the next call undoes
             _roll_back(journals[0])
         raise
-    _finish(journals)
+    _finish(journals, entries, token)
     return targets
 
 
@@ -277,12 +277,11 @@ def _roll_back(primary: Path) -> list[Path]:
     return touched
 
 
-def _finish(journals: list[Path]) -> None:
+def _finish(journals: list[Path], files: list[dict], token: str) -> None:
     """Commit: delete the first journal (from here the new set stands), then the backups."""
-    _, files = _read_journal(journals[0])
     journals[0].unlink()
     _sync_folder(journals[0].parent)
-    _drop_backups(files, _token_of(journals[0].name))
+    _drop_backups(files, token)
     for journal in journals[1:]:
         journal.unlink(missing_ok=True)
 
