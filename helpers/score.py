@@ -168,7 +168,6 @@ def agent_task(
     from strands_evals import eval_task
 
     from helpers.exchanges.cassettes import Cassettes
-    from helpers.exchanges.replay import ReplayExhaustedError
     from helpers.record import record_command
 
     problems: list[str] = []
@@ -196,7 +195,7 @@ def agent_task(
         except Exception as exc:
             # The harness would score the case 0 and carry on; a report that hides a broken cassette
             # or a failing task behind a low score is worse than none, so the command refuses it.
-            cause = _replay_problem(exc, (ReplayExhaustedError,))
+            cause = _replay_problem(exc)
             problems.append(f"case {case.name!r}: {cause or f'the task raised {type(exc).__name__}: {exc}'}")
             raise
         if hasattr(model, "check_finished"):
@@ -210,13 +209,14 @@ def agent_task(
     return task
 
 
-def _replay_problem(exc: BaseException, also: tuple[type[BaseException], ...]) -> str | None:
+def _replay_problem(exc: BaseException) -> str | None:
     """The message of a cassette mismatch anywhere in the exception's cause chain, else None."""
     from helpers.exchanges.fixtures import FixtureError
+    from helpers.exchanges.replay import ReplayExhaustedError
 
     seen: BaseException | None = exc
     while seen is not None:
-        if isinstance(seen, (FixtureError, *also)):
+        if isinstance(seen, (FixtureError, ReplayExhaustedError)):
             return str(seen)
         seen = seen.__cause__ or seen.__context__
     return None
