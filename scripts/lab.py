@@ -132,8 +132,9 @@ def refresh(committed: Path = COMMITTED, lab: Path = LAB) -> list[str]:
             changed = "; the committed one has changed since" if fingerprint(source) != state.get(name) else ""
             lines.append(f"kept {copy}: you edited it (the committed version is {source}{changed})")
             continue
-        if not copy.exists() or copy.read_bytes() != source.read_bytes():
-            write_bytes_atomically(copy, source.read_bytes())
+        content = source.read_bytes()
+        if not copy.exists() or copy.read_bytes() != content:
+            write_bytes_atomically(copy, content)
             lines.append(f"copied {name}")
         if copy.suffix == ".ipynb":
             signer.sign(nbformat.read(copy, as_version=4))
