@@ -205,6 +205,7 @@ def _record(source: Any, model: Any, model_id: str, staging: Path, targets: _Tar
     from helpers.examples.fcc.refresh import stage_refresh
     from helpers.examples.fcc.schema import FccInvoice
     from helpers.examples.fcc.task import extract
+    from helpers.exchanges.fixtures import exchange_text
     from helpers.harness.cases import CaseFileError, load_cases
     from helpers.record import record_cases
 
@@ -238,7 +239,7 @@ def _record(source: Any, model: Any, model_id: str, staging: Path, targets: _Tar
     for name, staged in exchange_paths(ids, cassettes).items():
         data = json.loads(staged.read_text(encoding="utf-8"))
         data["provenance"][DOCUMENT_KEY] = name  # what proves the file stale once the document leaves the set
-        writes[targets_by_id[name]] = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        writes[targets_by_id[name]] = exchange_text(data).encode("utf-8")
     return writes
 
 

@@ -186,8 +186,12 @@ def save_exchange(data: dict[str, Any], path: Path | str) -> Path:
     """
     path = Path(path)
     parse_exchange(data, source=str(path))
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    return write_text_atomically(path, text)
+    return write_text_atomically(path, exchange_text(data))
+
+
+def exchange_text(data: dict[str, Any]) -> str:
+    """The text of an exchange file, as `save_exchange` writes it; `data` is not checked."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 class _Checker:
