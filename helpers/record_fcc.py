@@ -224,7 +224,8 @@ def _record(source: Any, model: Any, model_id: str, staging: Path, targets: _Tar
     cassettes = staging / "cassettes"
     cassettes.mkdir()
     targets_by_id = exchange_paths(ids, targets.exchanges)
-    for name, staged in exchange_paths(ids, cassettes).items():
+    staged_by_id = exchange_paths(ids, cassettes)
+    for name, staged in staged_by_id.items():
         if targets_by_id[name].is_file():
             shutil.copyfile(targets_by_id[name], staged)
     print(
@@ -236,7 +237,7 @@ def _record(source: Any, model: Any, model_id: str, staging: Path, targets: _Tar
     if code != EXIT_OK:
         raise _Stop(code)
     writes = {targets.snapshot: snapshot.read_bytes(), targets.cases: cases_file.read_bytes()}
-    for name, staged in exchange_paths(ids, cassettes).items():
+    for name, staged in staged_by_id.items():
         data = json.loads(staged.read_text(encoding="utf-8"))
         data["provenance"][DOCUMENT_KEY] = name  # what proves the file stale once the document leaves the set
         writes[targets_by_id[name]] = exchange_text(data).encode("utf-8")
