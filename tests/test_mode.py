@@ -2,12 +2,12 @@
 
 import shlex
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from helpers import mode
+from tests.servers.local import LocalServer
 
 
 @pytest.mark.parametrize("value", ["replay", "live", " Replay ", "LIVE"])
@@ -64,16 +64,12 @@ def metadata_service(monkeypatch):
         def log_message(self, *args) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    monkeypatch.setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}/")
-    monkeypatch.setenv("AWS_METADATA_SERVICE_TIMEOUT", "1")
-    yield seen
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=5)
+    service = LocalServer()
+    service.serve(Handler)
+    with service:
+        monkeypatch.setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", f"{service.url}/")
+        monkeypatch.setenv("AWS_METADATA_SERVICE_TIMEOUT", "1")
+        yield seen
 
 
 @pytest.mark.parametrize("setting", [None, "", "true", "no"])
