@@ -153,6 +153,12 @@ def pair_runs(old: Run, new: Run) -> Pairing:
 # --- arrays ------------------------------------------------------------------------------------
 
 
+def _by_path(columns: np.ndarray, paths: Iterable[str]) -> dict[str, np.ndarray]:
+    """The last axis of `columns` (paths x len(COUNTS), paths in order) as one view per path."""
+    width = len(COUNTS)
+    return {path: columns[..., index * width : (index + 1) * width] for index, path in enumerate(paths)}
+
+
 def _metric(mean_score: Any, totals: Mapping[str, np.ndarray], target: str) -> Any:
     """`overall` (the mean score) or `path.metric` from summed counts."""
     if target == "overall":
@@ -179,16 +185,13 @@ class Sample:
         values = chain.from_iterable(document.counts.get(path, zero) for document in documents for path in paths)
         matrix = np.fromiter(values, dtype=np.int64, count=len(documents) * len(paths) * width)
         matrix = matrix.reshape(len(documents), len(paths) * width)
-        counts = {path: matrix[:, index * width : (index + 1) * width] for index, path in enumerate(paths)}
         scores = np.array([document.score for document in documents], dtype=float)
-        return cls(tuple(cases), scores, counts, matrix)
+        return cls(tuple(cases), scores, _by_path(matrix, paths), matrix)
 
     @cached_property
     def totals(self) -> dict[str, np.ndarray]:
         """Each path's counts summed over all documents, computed once."""
-        sums = self.matrix.sum(axis=0)
-        width = len(COUNTS)
-        return {path: sums[index * width : (index + 1) * width] for index, path in enumerate(self.counts)}
+        return _by_path(self.matrix.sum(axis=0), self.counts)
 
     def value(self, target: str, indices: np.ndarray | None = None) -> Any:
         """`overall` (mean score) or `path.metric` over all documents, or over each row of `indices`.
@@ -383,11 +386,10 @@ def compare_runs(
     means, sums = resample_sums(
         np.column_stack([before.scores, after.scores]), [before.matrix, after.matrix], resamples, seed
     )
-    width, half = len(COUNTS), len(paths) * len(COUNTS)
+    half = len(paths) * len(COUNTS)
 
     def draws(column: int, offset: int) -> Draws:
-        block = sums[:, offset : offset + half]
-        return Draws(means[:, column], {path: block[:, i * width : (i + 1) * width] for i, path in enumerate(paths)})
+        return Draws(means[:, column], _by_path(sums[:, offset : offset + half], paths))
 
     return Comparison(
         labels=labels,
