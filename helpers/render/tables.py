@@ -16,15 +16,10 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from helpers.render.non_matches import COLUMNS, non_match_rows
+from helpers.render.text import DECIMALS, format_number
 
 SCORE_COLOURS = "RdYlGn"
-DECIMALS = 3
 FIELD_METRIC_COLUMNS = ["tp", "fn", "fa", "fd", "tn", "precision", "recall", "f1", "mean_score"]
-
-
-def format_number(value: float) -> str:
-    """Every score the project prints itself, in one format: three decimals."""
-    return f"{value:.{DECIMALS}f}"
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,16 @@ from typing import Any
 
 # What a notebook cell shows without wrapping on a laptop screen.
 WIDTH = 100
+# Every score the project prints itself has this many decimals, in text and in styled tables.
+DECIMALS = 3
 GAP = "  "
 # No column is narrowed below this, so a short word is never squeezed onto its own line.
 MIN_COLUMN = 8
+
+
+def format_number(value: float) -> str:
+    """Every score the project prints itself, in one format: three decimals."""
+    return f"{value:.{DECIMALS}f}"
 
 
 def cell_text(value: Any) -> str:
@@ -24,7 +31,7 @@ def cell_text(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return f"{value:.3f}"
+        return format_number(value)
     return str(value)
 
 
