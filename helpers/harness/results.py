@@ -109,14 +109,20 @@ def _counts_of(metrics: Mapping[str, Any]) -> Counts:
     return Counts(**{key: int(metrics.get(key, 0)) for key in COUNTS})
 
 
+def _aggregate(comparison: Mapping[str, Any]) -> tuple[Counts, dict[str, Counts]]:
+    """One document's overall counts and its counts per dotted field path (sorted), by stickler's aggregation."""
+    evaluation = aggregate_from_comparisons([dict(comparison)])
+    paths = {path: _counts_of(metrics) for path, metrics in sorted(evaluation.field_metrics.items())}
+    return _counts_of(evaluation.metrics), paths
+
+
 def document_counts(comparison: Mapping[str, Any]) -> dict[str, dict[str, int]]:
     """One document's confusion counts per dotted field path, by stickler's own aggregation.
 
     `comparison` is the raw comparison `StructuredOutputSimilarity` stores on its row
     (`metadata["comparison"]`). Every path carries all six counts, zero when absent.
     """
-    evaluation = aggregate_from_comparisons([dict(comparison)])
-    return {path: _counts_of(metrics).model_dump() for path, metrics in sorted(evaluation.field_metrics.items())}
+    return {path: counts.model_dump() for path, counts in _aggregate(comparison)[1].items()}
 
 
 def row_from_case(name: str, score: float, test_pass: bool, reason: str, outputs: Iterable[Any]) -> ResultRow:
@@ -131,7 +137,7 @@ def row_from_case(name: str, score: float, test_pass: bool, reason: str, outputs
     for output in outputs:
         detail = output.metadata or {}
         if detail.get("evaluated_by") == MARKER:
-            evaluation = aggregate_from_comparisons([dict(detail["comparison"])])
+            overall, counts = _aggregate(detail["comparison"])
             return ResultRow(
                 **base,
                 status="scored",
@@ -139,8 +145,8 @@ def row_from_case(name: str, score: float, test_pass: bool, reason: str, outputs
                 recall=detail.get("recall"),
                 f1=detail.get("f1"),
                 field_scores=dict(detail.get("field_scores", {})),
-                overall=_counts_of(evaluation.metrics),
-                counts={path: _counts_of(metrics) for path, metrics in sorted(evaluation.field_metrics.items())},
+                overall=overall,
+                counts=counts,
             )
         if detail.get("error") == "unreadable":
             return ResultRow(**base, status="unreadable")
