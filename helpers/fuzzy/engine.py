@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from helpers.fuzzy import pairing
-from helpers.fuzzy.numeric import NAN, Tolerance, is_infinite, number
+from helpers.fuzzy.numeric import EXACT_DIGITS, NAN, Tolerance, is_infinite, number
 
 MAX_DEPTH = 100
 """Deepest nesting of dicts and lists compared; deeper (or cyclic) input fails the case."""
@@ -43,6 +43,7 @@ _PLAIN = frozenset({str, int, float, bool, type(None)})
 _NUMERIC_TEXT = re.compile(r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SORTABLE_KEYS = frozenset({str, int, float, bool})
+_PRINTABLE_BITS = 14_000  # an int longer than this may pass Python's 4,300-digit limit on printing it
 
 
 # --- reading inputs ---------------------------------------------------------------------------
@@ -161,7 +162,7 @@ def storable(value: Any) -> Any:
         return {k: storable(v) for k, v in value.items()}
     if type(value) is list:
         return [storable(v) for v in value]
-    if type(value) is int and value.bit_length() > 14_000:
+    if type(value) is int and value.bit_length() > _PRINTABLE_BITS:
         raise Unreadable(f"value holds {_show(value)}, which JSON cannot hold; store it as a string")
     if isinstance(value, Decimal) and value.is_finite():
         canonical = number(value)
@@ -221,7 +222,7 @@ def format_path(path: Any, root: str = "$") -> str:
 
 def _show(value: Any, limit: int = 60) -> str:
     """A short repr; an int too long for `repr` (over 4,300 digits) is described instead."""
-    if type(value) is int and value.bit_length() > 14_000:
+    if type(value) is int and value.bit_length() > _PRINTABLE_BITS:
         digits = math.floor(value.bit_length() * math.log10(2)) + 1
         return f"<{'-' if value < 0 else ''}integer of about {digits:,} digits>"
     try:
@@ -533,7 +534,7 @@ class Comparer:
             return text
         text = f"expected {_show(expected)}, got {_show(actual)}"
         if "big" in (mine[0], theirs[0]):
-            text += " (a number with more than 4,300 digits compares by equality only)"
+            text += f" (a number with more than {EXACT_DIGITS:,} digits compares by equality only)"
         elif mine[0] == "n" == theirs[0] and self.tolerant and not (is_infinite(mine[1]) or is_infinite(theirs[1])):
             text += self.tolerance.explain(mine[1], theirs[1])
         return text
