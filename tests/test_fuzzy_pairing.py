@@ -190,6 +190,25 @@ def test_rows_keyed_by_integers_pair_like_rows_keyed_by_strings():
     assert not FuzzyEquals(ignore_order=True, numeric_tolerance=0.01).compare(rows, noisy).test_pass
 
 
+def test_rows_holding_an_unhashable_scalar_pair_under_a_tolerance():
+    class Point:  # defines __eq__ without __hash__, so it is unhashable
+        def __init__(self, x):
+            self.x = x
+
+        def __eq__(self, other):
+            return isinstance(other, Point) and other.x == self.x
+
+    rows = [{"id": 1, "at": Point(1)}, {"id": 2, "at": Point(2)}]
+    noisy = [{"id": 2.01, "at": Point(2)}, {"id": 1, "at": Point(1)}]
+    evaluator = FuzzyEquals(ignore_order=True, numeric_tolerance=0.01)
+    assert evaluator.compare(rows, noisy).test_pass
+    assert evaluator.compare([[1, {"at": Point(1)}]] * 3, [[1.001, {"at": Point(1)}]] * 3).test_pass
+    noisy[1] = {"id": 1, "at": Point(3)}
+    out = evaluator.compare(rows, noisy)
+    assert not out.test_pass
+    assert out.reason.startswith("1 difference: $[0]: expected element has no partner in actual")
+
+
 def test_many_near_duplicates_pair_with_the_right_verdict():
     rng = random.Random(3)
     expected = [100 * (1 + rng.uniform(-0.001, 0.001)) for _ in range(20_000)]

@@ -75,8 +75,7 @@ def pair(comparer: Comparer, expected: list, actual: list, path: Any) -> tuple[l
         mine, theirs = _group(keys_e), _group(keys_a)
         hashable = True
     except TypeError:  # an unhashable scalar: no shortcut, every element on its own
-        mine = {("#", i): [i] for i in range(len(expected))}
-        theirs = {("#", i): [i] for i in range(len(actual))}
+        mine, theirs = _singles(expected), _singles(actual)
         hashable = False
     if hashable and not comparer.tolerant:
         # Without a tolerance, matching is transitive (equality, or containment in subset
@@ -99,6 +98,11 @@ def _group(keys: list) -> dict[Any, list[int]]:
     for index, key in enumerate(keys):
         groups.setdefault(key, []).append(index)
     return groups
+
+
+def _singles(values: list) -> dict[Any, list[int]]:
+    """Every index its own group: for values with an unhashable scalar, which cannot be grouped."""
+    return {("#", i): [i] for i in range(len(values))}
 
 
 def _flatten(groups: dict[Any, list[int]]) -> list[int]:
@@ -138,9 +142,10 @@ def _pair_records(comparer: Comparer, expected: list, actual: list, path: Any) -
         lost_a.extend(block_a[j] for j in la)
     if rest_e and rest_a:  # values a record cannot describe never match ones it can
         sub_e, sub_a = [expected[i] for i in rest_e], [actual[j] for j in rest_a]
-        groups_e = list(_group_or_single(comparer, sub_e).values())
-        groups_a = list(_group_or_single(comparer, sub_a).values())
-        le, la = _general(comparer, sub_e, sub_a, groups_e, groups_a, True, path)
+        groups_e, hashable_e = _group_or_single(comparer, sub_e)
+        groups_a, hashable_a = _group_or_single(comparer, sub_a)
+        hashable = hashable_e and hashable_a
+        le, la = _general(comparer, sub_e, sub_a, list(groups_e.values()), list(groups_a.values()), hashable, path)
         lost_e.extend(rest_e[i] for i in le)
         lost_a.extend(rest_a[j] for j in la)
     else:
@@ -166,11 +171,12 @@ def _finite_numbers(comparer: Comparer, values: list) -> list | None:
     return found
 
 
-def _group_or_single(comparer: Comparer, values: list) -> dict[Any, list[int]]:
+def _group_or_single(comparer: Comparer, values: list) -> tuple[dict[Any, list[int]], bool]:
+    """Indices grouped by key and True, or each on its own and False when a value is unhashable."""
     try:
-        return _group([comparer.key(x) for x in values])
+        return _group([comparer.key(x) for x in values]), True
     except TypeError:
-        return {("#", i): [i] for i in range(len(values))}
+        return _singles(values), False
 
 
 def _pair_vectors(vectors_e: list[list], vectors_a: list[list], context: tuple) -> tuple[list[int], list[int]]:
