@@ -167,12 +167,17 @@ def rows_from_report(report: StructuredOutputReport) -> Iterator[ResultRow]:
         )
 
 
+def add_counts(totals: dict[str, Counts], counts: Mapping[str, Counts]) -> None:
+    """Add one document's per-path counts into `totals`, in place; a new path keeps first-seen order."""
+    for path, value in counts.items():
+        totals[path] = totals[path] + value if path in totals else value
+
+
 def sum_counts(rows: Iterable[ResultRow]) -> dict[str, Counts]:
     """Per-path counts summed over `rows`: on a whole run, the counts of `report.metrics()`."""
     totals: dict[str, Counts] = {}
     for row in rows:
-        for path, counts in row.counts.items():
-            totals[path] = totals[path] + counts if path in totals else counts
+        add_counts(totals, row.counts)
     return dict(sorted(totals.items()))
 
 

@@ -29,7 +29,7 @@ from typing import Any
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputReport
 
-from helpers.harness.results import Counts, ResultRow, ResultsHeader, ResultsWriter
+from helpers.harness.results import Counts, ResultRow, ResultsHeader, ResultsWriter, add_counts
 from helpers.scale.batches import Batch, BatchResult, Scorer, failed_batch, score_batch
 from helpers.scale.engine import Engine, EngineError, open_engine
 from helpers.scale.progress import FinalLine, Progress
@@ -73,8 +73,7 @@ class Summary:
             self.applicable += 1
             self.score_sum += row.score
         self.overall = self.overall + row.overall
-        for path, counts in row.counts.items():
-            self.counts[path] = self.counts[path] + counts if path in self.counts else counts
+        add_counts(self.counts, row.counts)
         if row.status == "failed":
             self.failed.append(row.name)
             self.reasons[row.name] = row.reason
