@@ -428,7 +428,7 @@ def read_text(path: Path) -> str:
 
 HEADER_BYTES = 1 << 16  # a results header is one short line; a saved report's first line is "{" or all of it
 # `helpers.harness.results.FORMAT`, named here so telling the formats apart imports nothing heavy
-# (that module imports strands_evals); a test keeps the two equal.
+# (that module imports pydantic and stickler, and numpy with it); a test keeps the two equal.
 RESULTS_FORMAT = "structured-output-results"
 _NO_VALUES: Mapping[str, str] = MappingProxyType({})  # a results file holds no outputs; one empty map for all
 _in_order = attrgetter(*COUNTS)  # a results row's counts as a tuple in `COUNTS` order
