@@ -29,6 +29,8 @@ from collections.abc import Callable
 from itertools import product
 from typing import TYPE_CHECKING, Any
 
+from helpers.fuzzy.numeric import is_infinite
+
 if TYPE_CHECKING:
     from helpers.fuzzy.engine import Comparer
 
@@ -165,7 +167,7 @@ def _finite_numbers(comparer: Comparer, values: list) -> list | None:
         if kind is dict or kind is list:
             return None
         leaf = comparer.leaf(value)
-        if leaf[0] != "n" or (type(leaf[1]) is float and math.isinf(leaf[1])):
+        if leaf[0] != "n" or is_infinite(leaf[1]):
             return None
         found.append(leaf[1])
     return found
