@@ -5,6 +5,8 @@ At the root so it also applies to `pytest --nbval examples/notebooks` run alone.
 
 import os
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from strands_evals import Case
@@ -27,15 +29,30 @@ def score_reference():
     return score
 
 
+def _refuse(*args, **kwargs):
+    raise AssertionError("a test tried to open a network connection")
+
+
+@contextmanager
+def _refusing_connections() -> Iterator[None]:
+    """Within the block, any connection fails the test: replay must never reach the network."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(socket.socket, "connect", _refuse)
+        patch.setattr(socket, "create_connection", _refuse)
+        yield
+
+
 @pytest.fixture
-def no_network(monkeypatch):
+def no_network():
     """Fail a test that opens any connection: replay must never reach the network."""
+    with _refusing_connections():
+        yield
 
-    def refuse(*args, **kwargs):
-        raise AssertionError("a test tried to open a network connection")
 
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
+@pytest.fixture(scope="session")
+def refusing_connections():
+    """The `no_network` guard as a context manager, for fixtures of wider scope than one test."""
+    return _refusing_connections
 
 
 @pytest.fixture

@@ -317,16 +317,10 @@ def run_experiment(evaluator, task, cases):
     return asyncio.run(score_task(cases, task, evaluator))
 
 
-def _refuse_connections(*args, **kwargs):
-    raise AssertionError("a test tried to open a network connection")
-
-
 @pytest.fixture(scope="module")
-def replayed():
+def replayed(refusing_connections):
     """The notebook's run in replay mode, once for the tests that read it, with every connection refused."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(socket.socket, "connect", _refuse_connections)
-        patch.setattr(socket, "create_connection", _refuse_connections)
+    with refusing_connections():
         return _replay_the_notebook_run()
 
 
