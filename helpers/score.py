@@ -23,12 +23,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from helpers.record import REINSTALL  # standard library only at import, as below
 from helpers.scale import command as scale  # standard library only at import: --help stays fast
 
 EXIT_CODES = """\
 Exit codes:
   0  scored: the report was written to --out and/or the results file to --results, the tables printed
-  1  a dependency is missing: run `make setup` (for --cluster: pip install '.[cluster]')
+  1  a dependency is missing: reinstall the project (`pip install .` from its checkout, `make setup`
+     in the repository; for --cluster: pip install '.[cluster]')
   2  bad input: a file, schema, task or cassette that does not load (the message names the
      file, the line or case, and the fix), a replay that does not match its cassette, a task
      that raised, or a Dask scheduler that does not answer; nothing was written
@@ -81,7 +83,7 @@ def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
         print(f"{exc} Nothing was written.", file=out)
         return EXIT_BAD_INPUT
     except ImportError as exc:
-        print(f"Missing dependency: {exc.name or exc}. Install the project with `make setup`.", file=out)
+        print(f"Missing dependency: {exc.name or exc}. {REINSTALL}", file=out)
         return EXIT_MISSING_DEPENDENCY
     except scale.engine_errors() as exc:
         print(f"{exc}. Nothing was written.", file=out)

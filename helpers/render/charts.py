@@ -10,8 +10,14 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from matplotlib import colormaps
-from matplotlib.figure import Figure
+
+from helpers.render import notebooks_extra_missing
+
+try:
+    from matplotlib import colormaps
+    from matplotlib.figure import Figure
+except ImportError as exc:
+    raise notebooks_extra_missing(exc) from exc
 
 from helpers.render.tables import SCORE_COLOURS, field_metrics_frame
 

@@ -13,10 +13,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from pandas.io.formats.style import Styler
 
+from helpers.render import notebooks_extra_missing
 from helpers.render.non_matches import COLUMNS, non_match_rows
 from helpers.render.text import DECIMALS, format_number
+
+try:
+    from pandas.io.formats.style import Styler  # needs jinja2
+except ImportError as exc:
+    raise notebooks_extra_missing(exc) from exc
 
 SCORE_COLOURS = "RdYlGn"
 FIELD_METRIC_COLUMNS = ["tp", "fn", "fa", "fd", "tn", "precision", "recall", "f1", "mean_score"]
