@@ -110,3 +110,30 @@ def run_failures(diffs: Iterable[DocumentDiff]) -> dict[str, dict[str, dict[str,
     the other run never scored.
     """
     return {diff.name: failures_of(diff.leaves) for diff in diffs}
+
+
+def results_failures(path: Any) -> dict[str, dict[str, dict[str, int]]]:
+    """Each scored document's failures by kind from a compact results file, by document name.
+
+    Raises:
+        ResultsError: If the file was written without failures by kind (before they were stored,
+            or by a writer that did not compute them): re-score it to get them.
+    """
+    from helpers.harness.results import ResultsError, iter_results, read_header
+
+    if not read_header(path).failures:
+        raise ResultsError(
+            f"{path}: written without failures by kind (its header has no `failures: true`); "
+            "re-score the run with `python -m helpers.score ... --results` to store them"
+        )
+    return {row.name: row.failures for row in iter_results(path) if row.status in ("scored", "unreadable")}
+
+
+def failures_text(documents: Mapping[str, Failures]) -> str:
+    """The failures-by-kind table as plain text, fitted to a terminal, or a line saying there are none."""
+    from helpers.render.text import text_table
+
+    table = failures_table(documents)
+    if table.empty:
+        return f"No failures in {len(documents)} document(s)."
+    return text_table(list(table.columns), table.itertuples(index=False))
