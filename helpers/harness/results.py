@@ -151,7 +151,7 @@ def row_from_case(
         detail = output.metadata or {}
         if detail.get("evaluated_by") == MARKER:
             overall, counts = _aggregate(detail["comparison"])
-            missed = failures is not None and (overall.fn or overall.fa or overall.fd)
+            missed = failures is not None and any(path.fn or path.fa or path.fd for path in counts.values())
             return ResultRow(
                 **base,
                 status="scored",
