@@ -97,7 +97,7 @@ def test_a_target_that_never_varies_is_its_estimate_and_stays_out_of_the_maximum
     assert critical == 0 and list(low) == list(high) == [0.0, 0.0]
 
 
-def saved(folder, reports):
+def save_both(folder, reports):
     """Both runs saved with save_report, as old.json and new.json."""
     return tuple(
         save_report(report, folder / f"{name}.json") for report, name in zip(reports, ("old", "new"), strict=True)
@@ -105,7 +105,7 @@ def saved(folder, reports):
 
 
 def test_the_command_says_joint_and_records_the_mode(tmp_path, small, capsys):
-    old, new = saved(tmp_path, small)
+    old, new = save_both(tmp_path, small)
     rules = ["high(delta(invoice_date.f1)) >= 0", "high(delta(invoice_id.f1)) >= 0", "overall >= 0"]
     args = [str(old), str(new), "--resamples", str(RESAMPLES), *(f"--gate={rule}" for rule in rules)]
     main([*args, "--json", str(tmp_path / "joint.json")])
@@ -124,7 +124,7 @@ def test_the_command_says_joint_and_records_the_mode(tmp_path, small, capsys):
 
 
 def test_json_output_naming_a_run_is_refused_before_any_work(tmp_path, small, capsys):
-    old, new = saved(tmp_path, small)
+    old, new = save_both(tmp_path, small)
     before = new.read_bytes()
     assert main([str(old), str(new), "--json", str(new)]) == EXIT_BAD_INPUT
     assert "is the run" in capsys.readouterr().err and new.read_bytes() == before
