@@ -168,6 +168,7 @@ def agent_task(
     from strands_evals import eval_task
 
     from helpers.exchanges.cassettes import Cassettes
+    from helpers.exchanges.recording import output_problem
     from helpers.record import record_command
 
     problems: list[str] = []
@@ -198,6 +199,10 @@ def agent_task(
             cause = _replay_problem(exc)
             problems.append(f"case {case.name!r}: {cause or f'the task raised {type(exc).__name__}: {exc}'}")
             raise
+        problem = output_problem(output, schema)
+        if problem is not None:  # an AgentResult or a str would be scored, then fail to save
+            problems.append(f"case {case.name!r}: the task {problem}.")
+            return {"output": None}
         if hasattr(model, "check_finished"):
             try:
                 model.check_finished()

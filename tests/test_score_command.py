@@ -359,6 +359,28 @@ def test_a_task_that_raises_is_bad_input_not_a_zero_score(project):
     assert not (project / "run.json").exists()
 
 
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        ("result", "the task returned the AgentResult, not the structured output"),
+        ("str(result)", "the task returned a str ("),
+    ],
+)
+def test_a_task_returning_something_other_than_the_structured_output_exits_2_before_writing(project, returned, message):
+    assert run_record(answers_from(TRUTH))[0] == 0
+    call = "agent(prompt, structured_output_model=PurchaseOrder)"
+    source = TASK_MODULE.replace(f"return {call}.structured_output", f"result = {call}\n    return {returned}")
+    assert source != TASK_MODULE
+    (project / "po_task.py").write_text(source, encoding="utf-8")
+    del sys.modules["po_task"]  # recording imported the first version
+    code, printed = run_score(
+        "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
+    )
+    assert code == 2, printed
+    assert f"case 'po-1': {message}" in printed and "return result.structured_output from the task" in printed
+    assert "Nothing was written." in printed and not (project / "run.json").exists()
+
+
 def test_live_mode_without_credentials_exits_2_before_any_call(project, monkeypatch, no_aws_credentials):
     monkeypatch.delenv("EVAL_NOTEBOOKS_MODE")
     code, printed = run_score(
