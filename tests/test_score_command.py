@@ -242,7 +242,7 @@ def test_a_cassette_recorded_for_another_document_is_refused_by_name(project):
     assert code == 2, printed
     assert (
         "case 'po-1': cassettes/po-1.json: model call 1 was recorded for another request: message 1 (user) differs "
-        "(message 1.content[0].text: recorded " in printed
+        "(message 1.content[0].text at character " in printed
     )
     assert '--only po-1` (or relax "match_on" in the cassette)' in printed and not (project / "run.json").exists()
 
