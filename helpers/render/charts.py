@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from helpers.render import notebooks_extra_missing
+from helpers.render import extra_missing
 
 try:
     from matplotlib import colormaps
     from matplotlib.figure import Figure
 except ImportError as exc:
-    raise notebooks_extra_missing(exc) from exc
+    raise extra_missing(exc) from exc
 
 from helpers.render.tables import SCORE_COLOURS, field_metrics_frame
 

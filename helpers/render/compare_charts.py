@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from helpers.compare.bootstrap import IMPROVED, NO_CLEAR_CHANGE, REGRESSED
-from helpers.render import notebooks_extra_missing
+from helpers.render import extra_missing
 
 try:
     from matplotlib.figure import Figure
 except ImportError as exc:
-    raise notebooks_extra_missing(exc) from exc
+    raise extra_missing(exc) from exc
 
 if TYPE_CHECKING:
     from helpers.compare.runs import Comparison

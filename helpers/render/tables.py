@@ -15,14 +15,14 @@ from typing import Any
 
 import pandas as pd
 
-from helpers.render import notebooks_extra_missing
+from helpers.render import extra_missing
 from helpers.render.non_matches import COLUMNS, non_match_rows
 from helpers.render.text import DECIMALS, format_number
 
 try:
     from pandas.io.formats.style import Styler  # needs jinja2
 except ImportError as exc:
-    raise notebooks_extra_missing(exc) from exc
+    raise extra_missing(exc) from exc
 
 SCORE_COLOURS = "cividis"
 # The field table's short column names and the keys stickler gives them in `field_metrics[path]`.
