@@ -178,11 +178,13 @@ def load_exchange(
 
     Args:
         path: The fixture file.
-        tool_name: When given, every tool-use turn must call this tool (the structured-output
-            tool is named after the model class the notebook asks for).
+        tool_name: The structured-output tool (named after the model class the notebook asks
+            for). When given, a format-1 file's every tool-use turn must call it, and a format-2
+            file must end in its structured output (a call of it, or a JSON object as text).
         record_command: The command that (re-)records this fixture, quoted in error messages.
-        output_model: When given, the last tool-use turn (the structured output the agent ends
-            with) must validate against it, so a wrong payload is refused here, not misread later.
+        output_model: When given, the structured output the exchange ends with (format 1: the
+            last tool-use turn) must validate against it, so a wrong payload is refused here, not
+            misread later.
 
     Raises:
         FixtureError: If the file is missing, is not JSON, or breaks the format; the message

@@ -42,6 +42,7 @@ from helpers.exchanges.fixtures import (
 )
 from helpers.exchanges.provenance import describe_model
 from helpers.exchanges.replay import AgentLoopModel, prompt_text
+from helpers.services.stand_in import STAND_IN_FIELD
 
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1
@@ -50,14 +51,6 @@ EXIT_NO_STRUCTURED_OUTPUT = 3
 # Model calls one case may make: a tool run of a few rounds and the structured-output retry fit
 # many times over; a model looping on a tool it was not offered is stopped after this many.
 DEFAULT_MAX_CALLS = 12
-# What a stand-in server puts in `messageStop.additionalModelResponseFields` to say it is no model.
-STAND_IN_FIELD = "standIn"
-
-
-class RecordingError(RuntimeError):
-    """The provider streamed something a cassette cannot hold faithfully."""
-
-
 class ModelCallLimitError(RuntimeError):
     """The agent asked for more model calls in one case than the bound allows."""
 
