@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="similarity at which list items pair and the score and recall a case needs to pass, in [0, 1] "
         "(default 0.7)",
     )
+    parser.add_argument(
+        "--failures", action="store_true", help="also print the failures by kind per field path (list indices folded)"
+    )
     scale.add_arguments(parser)
     return parser
 
@@ -96,6 +99,8 @@ def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
     if report is not None:  # None: scored to --results only, whose summary is printed
         print_report(report, out)
         print(f"Saved the report to {args.out}.", file=out)
+    if args.failures:
+        print_failures(report, args, out)
     return EXIT_OK
 
 
@@ -280,6 +285,22 @@ def print_report(report: Any, out: TextIO) -> None:
     print(text_table(("case", "score", "verdict"), table), file=out)
     passed = sum(1 for row in cases if row["test_pass"])
     print(f"\nOverall score {report.overall_score:.3f}; {passed} of {len(cases)} case(s) pass.", file=out)
+
+
+def print_failures(report: Any, args: argparse.Namespace, out: TextIO) -> None:
+    """The failures by kind per field path: from the report, or from the results file written."""
+    import stickler
+
+    from helpers.attribution.kinds import failures_text, report_diffs, results_failures, run_failures
+    from helpers.harness.schema import load_schema
+
+    if report is None:
+        documents = results_failures(args.results)
+    else:
+        spec = stickler.eval_for(load_schema(args.schema), match_threshold=args.match_threshold)
+        documents = run_failures(report_diffs(report, spec))
+    print("\nFailures by kind (per field path, list indices folded):", file=out)
+    print(failures_text(documents), file=out)
 
 
 def _need_file(path: Path, option: str, what: str) -> None:
