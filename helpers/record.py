@@ -159,13 +159,15 @@ def main(
         return EXIT_MISSING_DEPENDENCY
     from helpers.harness.cases import CaseFileError, load_cases
     from helpers.harness.schema import SchemaError, load_schema, load_task
+    from helpers.outputs import OutputError
     from helpers.services.bedrock import MODEL_ID
 
     try:
         schema = load_schema(args.schema)
         task = load_task(args.task)
         cases = load_cases(args.cases, schema)
-    except (SchemaError, CaseFileError) as exc:
+        check_cassette_outputs(args, [case.name for case in cases])
+    except (SchemaError, CaseFileError, OutputError) as exc:
         print(f"{exc}. Nothing was written.", file=out)
         return EXIT_BAD_INPUT
     model_id = args.model_id or MODEL_ID
@@ -183,6 +185,26 @@ def main(
         record_command=record_command(args.schema, args.cases, args.task, args.cassettes),
         only=args.only,
         out=out,
+    )
+
+
+def check_cassette_outputs(args: argparse.Namespace, names: Sequence[str]) -> None:
+    """Refuse, before any call, a cassette file that is an input of the run, a symlink, a device or a folder."""
+    from helpers.exchanges.cassettes import CassetteError, cassette_paths
+    from helpers.outputs import OutputError, check_folder, check_output, module_file, refuse_overlap
+
+    check_folder(args.cassettes, "--cassettes")
+    try:
+        paths = cassette_paths(args.cassettes, names)
+    except CassetteError as exc:
+        raise OutputError(str(exc)) from exc
+    selected = {name: path for name, path in paths.items() if not args.only or name in args.only}
+    for name, path in selected.items():
+        check_output(path, f"the cassette of case {name!r}")
+    inputs = {"--cases": args.cases, "the --schema module": module_file(args.schema)}
+    refuse_overlap(
+        {f"the cassette of case {name!r}": path for name, path in selected.items()},
+        inputs | {"the --task module": module_file(args.task)},
     )
 
 
