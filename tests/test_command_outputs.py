@@ -15,7 +15,6 @@ import warnings
 import pytest
 
 from helpers import record
-from helpers.files import UnknownJournalWarning
 from tests.test_score_command import SCHEMA, TASK, TRUTH, answers_from, from_predictions, project, run_record, run_score
 
 __all__ = ["project"]  # the fixture, imported for the tests below
@@ -23,7 +22,19 @@ pytestmark = pytest.mark.usefixtures("no_network")
 
 
 def replay_args(out: str, *extra: str) -> list[str]:
-    return ["--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", out, *extra]
+    return [
+        "--schema",
+        SCHEMA,
+        "--cases",
+        "cases.jsonl",
+        "--task",
+        TASK,
+        "--cassettes",
+        "cassettes",
+        "--out",
+        out,
+        *extra,
+    ]
 
 
 def snapshot(folder) -> dict[str, bytes]:
@@ -151,7 +162,9 @@ def test_a_planted_journal_is_reported_and_never_followed(project):
             assert code == 0, printed
     assert victim.read_bytes() == before
     assert sorted(path.name for path in (project / "runs").iterdir()) == sorted([*planted, "a.json", "b.json"])
-    reported = {str(warning.message).split(":")[0] for warning in seen if warning.category is UnknownJournalWarning}
+    reported = {
+        str(warning.message).split(":")[0] for warning in seen if warning.category.__name__ == "UnknownJournalWarning"
+    }
     assert reported == {f"runs/{name}" for name in planted}
 
 
