@@ -195,14 +195,17 @@ def switch_files(writes: Mapping[Path | str, str | bytes], remove: Iterable[Path
                 path.unlink()
             for folder in folders:
                 _sync_folder(folder)
+            journals[0].unlink()  # the commit: from here the new set stands
         except BaseException:
             with contextlib.suppress(OSError, ValueError):  # what cannot be undone now, the next call undoes
                 _roll_back(journals[0])
             raise
         finally:
             for handle in handles:
-                os.close(handle)
-        _finish(journals, [*targets, *removed], token)
+                with contextlib.suppress(OSError):
+                    os.close(handle)
+        with contextlib.suppress(OSError):  # committed: what is left here, the next writer cleans
+            _finish(journals, [*targets, *removed], token)
     return targets
 
 
@@ -398,8 +401,10 @@ def _backup(path: Path, token: str) -> Path:
     backup = _backup_name(path, token)
     try:
         os.link(path, backup)
-    except OSError:  # a file system without hard links
-        os.close(_write_new(backup, path.read_bytes(), os.stat(path).st_mode & 0o7777))
+    except OSError:  # a file system without hard links: a copy, staged and renamed so it is never half
+        staged, handle = _stage(backup, path.read_bytes(), _token_of(backup.name))
+        os.close(handle)
+        os.replace(staged, backup)
     return backup
 
 
@@ -460,7 +465,14 @@ def _write_journal(journal: Path, journals: list[Path], files: list[dict]) -> in
     else:
         body["primary"] = os.path.relpath(primary, journal.parent)
     body["sha256"] = _digest(body)
-    handle = _write_new(journal, json.dumps(body, indent=1).encode("utf-8"), None)
+    # Staged and renamed like any file, so a kill mid-write leaves a staged leftover, never half a journal.
+    staged, handle = _stage(journal, json.dumps(body, indent=1).encode("utf-8"), _token_of(journal.name))
+    try:
+        os.replace(staged, journal)  # the handle, and so the lock, now belong to the journal
+    except BaseException:
+        os.close(handle)
+        staged.unlink(missing_ok=True)
+        raise
     _sync_folder(journal.parent)
     return handle
 
@@ -559,8 +571,7 @@ def _holds(path: Path, sha256: str | None) -> bool:
 
 
 def _finish(journals: list[Path], paths: list[Path], token: str) -> None:
-    """Commit: delete the primary journal (from here the new set stands), then the backups and the rest."""
-    journals[0].unlink()
+    """After the commit: delete the backups, then the other folders' journals."""
     _sync_folder(journals[0].parent)
     for path in paths:
         _backup_name(path, token).unlink(missing_ok=True)

@@ -44,7 +44,7 @@ def record_and_die_mid_switch(url: str, snapshot: Path, cases: Path, exchanges: 
             real_replace, renamed = os.replace, []
 
             def replace_then_die(src, dst):
-                if Path(dst).parent in (snapshot.parent, exchanges):
+                if Path(dst).parent in (snapshot.parent, exchanges) and not str(dst).endswith(".switch.json"):
                     renamed.append(dst)
                     if len(renamed) == 3:
                         os._exit(9)  # killed: two files of the set switched, the rest not
