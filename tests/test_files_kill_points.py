@@ -13,6 +13,7 @@ byte for byte, and nothing else.
 import os
 import random
 import warnings
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -113,7 +114,7 @@ def test_a_switch_killed_at_any_step_recovers_to_all_old_or_all_new(tmp_path, mo
         root = tmp_path / f"kill-{attempt}"
         root.mkdir()
         folders, writes, removes, old, new = scenario(random.Random(seed), root)
-        assert killed_at(step, lambda: switch_files(writes, removes)) in (0, 9)
+        assert killed_at(step, partial(switch_files, writes, removes)) in (0, 9)
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a journal of ours is never reported as foreign
             for folder in rng.sample(folders, len(folders)):  # any folder of the set may be read first
@@ -160,7 +161,7 @@ def test_one_file_killed_at_any_step_is_old_or_new_after_the_next_write(tmp_path
     (tmp_path / "rehearsal.json").unlink()
     for step in sorted(rng.sample(range(1, total + 1), min(KILLS_PER_SEED, total))):
         target.write_bytes(old)
-        assert killed_at(step, lambda: write_bytes_atomically(target, new)) in (0, 9)
+        assert killed_at(step, partial(write_bytes_atomically, target, new)) in (0, 9)
         write_bytes_atomically(tmp_path / "other.json", b"the next write into the folder")
         assert target.read_bytes() in (old, new), f"killed at step {step} of {total}"
         assert sorted(p.name for p in tmp_path.iterdir()) == ["other.json", "target.json"]
