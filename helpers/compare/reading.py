@@ -58,6 +58,18 @@ class Document:
     expected: Mapping[str, str] = field(default_factory=dict)
     actual: Mapping[str, str] = field(default_factory=dict)
     unreadable: bool = False
+    fields: frozenset[str] = frozenset()  # the schema's top-level fields, as the comparison recorded them
+
+
+def schema_fields(field_scores: Any, paths: Iterable[str]) -> frozenset[str]:
+    """The top-level field names a document's comparison recorded: its field scores' keys and its paths' heads.
+
+    That is the schema as the saved run knows it (stickler scores every field of the model), so two
+    runs whose class names agree but whose fields do not are told apart.
+    """
+    names = set(field_scores) if isinstance(field_scores, Mapping) else set()
+    names.update(path.split(".", 1)[0] for path in paths)
+    return frozenset(str(name) for name in names)
 
 
 @dataclass(frozen=True)
@@ -238,13 +250,15 @@ class _Builder:
             )
         if not isinstance(label, str) or not label.isprintable():
             raise CompareError(f"{where}: its schema label is {label!r}, not a printable model name; {SAVE_FIX}")
+        counts = {} if unreadable else self.shared.rows(field_counts(comparison, where))
         document = Document(
             score=check_score(score, where),
             schema=label,
-            counts={} if unreadable else self.shared.rows(field_counts(comparison, where)),
+            counts=counts,
             expected=field_texts(case.get("expected_output")),
             actual=field_texts(case.get("actual_output")),
             unreadable=unreadable,
+            fields=frozenset() if unreadable else self.shared[schema_fields(metadata.get("field_scores"), counts)],
         )
         self.put(name, document)
 
@@ -284,9 +298,24 @@ def read_run(report: Any, source: str = "run") -> Run:
     """
     builder = _Builder(source)
     cases = list(report.cases)
-    for index, rows in enumerate(report.detailed_results):
-        builder.add(index, cases[index] if index < len(cases) else {}, rows)
+    detailed = list(report.detailed_results)
+    check_rows_cover(source, len(cases), len(detailed))
+    for index, rows in enumerate(detailed):
+        builder.add(index, cases[index], rows)
     return builder.run()
+
+
+def check_rows_cover(source: str, cases: int, rows: int) -> None:
+    """Refuse a report whose `detailed_results` and `cases` differ in length: its cases cannot be told apart.
+
+    A report cut short (or edited) would otherwise be compared on whatever rows are there, and a
+    case with no row would silently drop out of the gates.
+    """
+    if cases != rows:
+        raise CompareError(
+            f"{source}: the report holds {cases:,} cases but {rows:,} rows of detailed_results; every case needs "
+            f"its row, so the report is incomplete or was edited: {SAVE_FIX}"
+        )
 
 
 # --- a saved report, element by element ---------------------------------------------------------
@@ -334,7 +363,8 @@ def _report_arrays(text: str, builder: _Builder) -> None:
             results.append(rows)
             return
         index = len(results)
-        builder.add(index, cases[index] if index < len(cases) else {}, rows)
+        if index < len(cases):  # a row past the cases is only counted: check_rows_cover refuses the file
+            builder.add(index, cases[index], rows)
         results.append(_READ)  # keeps the count, not the rows
 
     def add_case(case: Any) -> None:
@@ -364,9 +394,10 @@ def _report_arrays(text: str, builder: _Builder) -> None:
         raise json.JSONDecodeError("extra data after the report", text, position + 1)
     if found != {"cases", "detailed_results"}:
         raise _Foreign("the file has no 'cases' and 'detailed_results' lists")
+    check_rows_cover(builder.source, len(cases), len(results))
     for index, rows in enumerate(results):
         if rows is not _READ:
-            builder.add(index, cases[index] if index < len(cases) else {}, rows)
+            builder.add(index, cases[index], rows)
 
 
 def _keep(case: Any) -> Any:
@@ -476,13 +507,15 @@ def read_results_file(path: Path | str, source: str | None = None) -> Run:
             if max(numbers) > MAX_COUNT:
                 _check_counts(dict(zip(COUNTS, numbers, strict=True)), where, field_path)
             counts[shared[field_path]] = shared[numbers]
+        unreadable = row.status == "unreadable"
         document = Document(
             score=check_score(row.score, where),
             schema=schema,
-            counts={} if row.status == "unreadable" else counts,
+            counts={} if unreadable else counts,
             expected=_NO_VALUES,
             actual=_NO_VALUES,
-            unreadable=row.status == "unreadable",
+            unreadable=unreadable,
+            fields=frozenset() if unreadable else shared[schema_fields(row.field_scores, counts)],
         )
         builder.put(name, document)
     return builder.run()
