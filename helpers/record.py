@@ -127,7 +127,7 @@ def record_cases(
         max_calls: The model calls one case may make.
     """
     from helpers.exchanges.cassettes import CassetteError, cassette_paths
-    from helpers.exchanges.recording import EXIT_AGENT_FAILED, capture_task, commit_fixture, report_agent_failure
+    from helpers.exchanges.recording import EXIT_AGENT_FAILED, capture_task, commit_fixture
 
     out = out or sys.stdout
     try:
@@ -170,8 +170,8 @@ def record_cases(
             continue
         try:
             commit_fixture(captured, path, out, label=case.name)
-        except OSError as exc:  # a full disk, a read-only folder: the atomic write kept the old file
-            report_agent_failure(exc, out, subject=f"{case.name}: writing {path}")
+        except OSError as exc:  # a WriteError (a full disk, a read-only folder): the old file is whole
+            print(f"{case.name}: {exc}.", file=out)
             print(f"{case.name}: {path} was left unchanged.", file=out)
             failures.append((case.name, EXIT_AGENT_FAILED))
     recorded = len(selected) - len(failures)

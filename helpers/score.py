@@ -177,11 +177,6 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
     problems = getattr(task, "problems", [])
     if problems:
         raise BadInput(f"The {mode} run did not complete: " + " ".join(problems))
-    if args.task is not None and all(output is None for output in getattr(task, "outputs", {}).values()):
-        raise BadInput(
-            f"The task {args.task} returned no structured output for any of the {len(cases)} case(s); "
-            "return result.structured_output from task(case, model)."
-        )
     if args.results is not None:
         scale.write_results(report, args, out)
     if args.out is not None:
@@ -200,7 +195,6 @@ def agent_task(
     from helpers.record import record_command
 
     problems: list[str] = []
-    returned: dict[str, Any] = {}  # the task's output by case: all None is a task that extracts nothing
     if mode == "live":
         from helpers.exchanges.recording import RecordingModel
         from helpers.services.models import describe_live
@@ -238,11 +232,9 @@ def agent_task(
                 model.check_finished()
             except Exception as exc:
                 problems.append(f"case {case.name!r}: {exc}")
-        returned[case.name] = output
         return {"output": output}
 
     task.problems = problems  # type: ignore[attr-defined]
-    task.outputs = returned  # type: ignore[attr-defined]
     return task
 
 
@@ -293,9 +285,9 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path]:
 def _run_inputs(args: argparse.Namespace, cases: list) -> dict[str, Path | None]:
     """Every file this run reads: the case and predictions files, the modules, each case's cassette."""
     inputs = {"--cases": args.cases, "--predictions": args.predictions}
-    inputs |= {"the --schema module": outputs.module_file(args.schema)}
-    if args.task is not None:
-        inputs["the --task module"] = outputs.module_file(args.task)
+    for option in ("schema", "task", "model"):  # each module, once imported
+        if getattr(args, option, None) is not None:
+            inputs[f"the --{option} module"] = outputs.module_file(getattr(args, option))
     if args.task is not None and args.cassettes is not None:
         from helpers.exchanges.cassettes import cassette_paths
 

@@ -169,4 +169,4 @@ def test_a_task_that_returns_no_structured_output_for_any_case_is_exit_2(project
         "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
     )
     refused(project, printed, code)
-    assert "The task po_task:task returned no structured output for any of the 3 case(s)" in printed
+    assert "case 'po-1': the task returned a NoneType" in printed and "return result.structured_output" in printed
