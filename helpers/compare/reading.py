@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from helpers.compare.params import COUNTS, CompareError
+from helpers.harness.names import name_problem
 
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the rows this module reads
 MAX_COUNT = 10**9  # more of one count on one field of one document is not a real comparison
@@ -87,11 +88,9 @@ def check_name(name: Any, where: str) -> str:
     """A case name runs can be paired by and a table can print: non-empty printable text."""
     if not isinstance(name, str) or not name:
         raise CompareError(f"{where} has no name; runs are paired by case name, so name every Case")
-    if not name.isprintable():
-        raise CompareError(
-            f"{where}: case name {name!r} holds unprintable characters (control characters or unpaired "
-            "surrogates); give every Case a printable name"
-        )
+    problem = name_problem(name)  # the rule score and record apply to the case file
+    if problem is not None:
+        raise CompareError(f"{where}: {problem}; give every Case a printable name")
     return name
 
 
