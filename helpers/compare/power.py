@@ -139,18 +139,11 @@ def smallest_change(baseline: Baseline, documents: int | None = None, power: flo
     not caught that often, returns that setting with its (lower) power.
     """
     documents = documents or len(baseline.counts)
-    low, high = 0.0, 1.0
-    best = simulate(baseline, documents, high, **options)
+    best = simulate(baseline, documents, 1.0, **options)
     if best.power < power:
         return best
-    for _ in range(8):
-        middle = (low + high) / 2
-        found = simulate(baseline, documents, middle, **options)
-        if found.power >= power:
-            high, best = middle, found
-        else:
-            low = middle
-    return best
+    _, found = _halve(0.0, 1.0, lambda rate: simulate(baseline, documents, rate, **options), power, 1 / 256)
+    return found or best
 
 
 def documents_needed(
@@ -173,30 +166,38 @@ def documents_needed(
             return None
         small, large = large, min(limit, large * 2)
         found = simulate(baseline, large, rate, **options)
-    while large - small > max(1, large // 20):
-        middle = (small + large) // 2
-        trial = simulate(baseline, middle, rate, **options)
-        if trial.power >= power:
-            large, found = middle, trial
-        else:
-            small = middle
-    return found
+    _, trial = _halve(small, large, lambda size: simulate(baseline, size, rate, **options), power, large // 20)
+    return trial or found
 
 
 def _rate_for(baseline: Baseline, change: float, **options) -> float | None:
     """The planted rate whose mean change is `change`, from the change breaking every correct value makes."""
     documents = max(len(baseline.counts), 200)
     quick = {**options, "simulations": 20, "resamples": 2}
-    low, high = 0.0, 1.0
-    if simulate(baseline, documents, high, **quick).change > change:
+    if simulate(baseline, documents, 1.0, **quick).change > change:
         return None
-    for _ in range(12):
-        middle = (low + high) / 2
-        if simulate(baseline, documents, middle, **quick).change <= change:
-            high = middle
+    return _halve(0.0, 1.0, lambda rate: simulate(baseline, documents, rate, **quick), None, 1 / 4096, change)[0]
+
+
+def _halve(
+    low: float, high: float, attempt: Any, power: float | None, gap: float, change: float = 0.0
+) -> tuple[float, Power | None]:
+    """Halve `[low, high]` until it is `gap` wide, keeping the high end where the setting is enough.
+
+    A setting is enough when its power reaches `power`, or, with `power` None, when its mean change
+    reaches `change`. Run sizes are whole numbers, so an integer range is halved in integers.
+    Returns the high end and the last setting found enough there (None if only the start was).
+    """
+    whole = isinstance(low, int)
+    best = None
+    while high - low > max(gap, 1 if whole else 0):
+        middle = (low + high) // 2 if whole else (low + high) / 2
+        found = attempt(middle)
+        if (found.power >= power) if power is not None else (found.change <= change):
+            high, best = middle, found
         else:
             low = middle
-    return high
+    return high, best
 
 
 # --- the command ---------------------------------------------------------------------------------
@@ -234,7 +235,7 @@ def report(baseline: Baseline, change: float | None, power: float, **options) ->
     smallest = smallest_change(baseline, power=power, **options)
     if smallest.power >= power:
         lines.append(
-            f"smallest drop caught with {power:.0%} power at {size:,} documents: {smallest.change:+.3f} "
+            f"smallest drop caught with {power:.0%} power at {size:,} documents: {-smallest.change:.3f} "
             f"(each correct value broken with chance {smallest.rate:.2f})"
         )
     else:
@@ -246,11 +247,11 @@ def report(baseline: Baseline, change: float | None, power: float, **options) ->
         needed = documents_needed(baseline, change, power=power, **options)
         if needed is None:
             lines.append(
-                f"a drop of {change:+.3f}: not caught with {power:.0%} power within {MAX_DOCUMENTS:,} documents"
+                f"a drop of {-change:.3f}: not caught with {power:.0%} power within {MAX_DOCUMENTS:,} documents"
             )
         else:
             lines.append(
-                f"documents needed to catch a drop of {change:+.3f} with {power:.0%} power: about {needed.documents:,} "
+                f"documents needed to catch a drop of {-change:.3f} with {power:.0%} power: about {needed.documents:,} "
                 f"(power {needed.power:.0%} there)"
             )
     lines.append("best case: the simulated candidate differs only by the regression; real runs need more")
