@@ -85,7 +85,7 @@ def test_local_workers_build_the_one_process_report(run_pairs, single, workers, 
     run = score_at_scale(run_pairs, Scorer(SCHEMA), workers=workers, batch_size=4, results=tmp_path / "r.jsonl")
     assert_same_rollups(run.report, single)
     assert_same_summary(run.summary, single)
-    assert list(iter_results(tmp_path / "r.jsonl")) == list(rows_from_report(single))
+    assert list(iter_results(tmp_path / "r.jsonl")) == list(rows_from_report(single, Scorer(SCHEMA).spec()))
 
 
 def test_local_dask_cluster_builds_the_one_process_report(run_pairs, single, local_cluster):

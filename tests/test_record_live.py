@@ -65,9 +65,13 @@ def test_a_good_stream_is_captured_through_the_real_client(bedrock, cassettes):
     assert code == 0, printed
     written = json.loads((cassettes / BUNDLED.name).read_text())
     assert written["provenance"]["hand_authored"] is False
-    (turn,) = written["turns"]
-    assert turn["toolUse"]["inputChunks"] == bundled_chunks()  # exactly as streamed, split mid-token
-    assert turn["toolUse"]["toolUseId"] == "tooluse_live_1"
+    assert written["provenance"]["provider"] == "strands.models.bedrock.BedrockModel"
+    assert written["provenance"]["endpoint"] == bedrock.url.removeprefix("http://")  # not Bedrock's own service
+    (call,) = written["calls"]
+    deltas = [e["contentBlockDelta"]["delta"]["toolUse"]["input"] for e in call["events"] if "contentBlockDelta" in e]
+    assert deltas == bundled_chunks()  # exactly as streamed, split mid-token
+    assert call["response"]["message"]["content"][0]["toolUse"]["toolUseId"] == "tooluse_live_1"
+    assert [spec["name"] for spec in call["request"]["tools"]] == ["Invoice"]
     assert [r["path"].split("/")[-1] for r in bedrock.requests] == ["converse-stream"]
     assert (cassettes / "notes.txt").read_text() == "not a cassette\n"
 

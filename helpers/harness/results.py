@@ -9,11 +9,16 @@ run goes, so a run of any size is scored, and later compared, in memory bounded 
 The format (JSON Lines, UTF-8):
 
     {"format": "structured-output-results", "version": 1, "schema": "module:Class", ...}   header
-    {"name": ..., "score": ..., "test_pass": ..., "reason": ..., "status": ..., "counts": {...}}
+    {"name": ..., "score": ..., "test_pass": ..., "reason": ..., "status": ..., "counts": {...}, "failures": {...}}
 
 `counts` is `{path: {"tp", "fa", "fd", "fp", "tn", "fn"}}`, built by stickler's own aggregation
 (`aggregate_from_comparisons`) on the document's comparison, so summing `counts` over every
 document of a run gives the counts of `report.metrics().field_metrics`, path by path.
+
+`failures` is `{path: {kind: count}}`, the document's misses by kind with list indices folded
+(`helpers.attribution`): what `counts` cannot say, such as which leaves pulled a list item under
+the match threshold. A header with `"failures": true` says the rows carry it; files written before
+it existed read as before, with no failures.
 
     with ResultsWriter("run.results.jsonl", ResultsHeader(schema="helpers.examples.invoices:Invoice")) as out:
         for row in rows_from_report(report):
@@ -37,12 +42,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stickler import aggregate_from_comparisons
 
+from helpers.attribution.leaves import OUTPUT_PATH, UNREADABLE, document_diff, failures_of
+
 if TYPE_CHECKING:  # importing strands_evals costs seconds; readers of a results file never need it
     from strands_evals.evaluators import StructuredOutputReport
 
 FORMAT = "structured-output-results"
 VERSION = 1
 COUNTS = ("tp", "fa", "fd", "fp", "tn", "fn")
+UNREADABLE_FAILURES = {OUTPUT_PATH: {UNREADABLE: 1}}
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the evaluator's scored rows
 
 # What a row's numbers mean: scored (counts filled), unreadable (an output that could not be read as
@@ -82,6 +90,7 @@ class ResultsHeader(BaseModel):
     schema_: str = Field(alias="schema", description="the scored model as module:Class")
     evaluator: str = MARKER
     match_threshold: float = 0.7
+    failures: bool = False  # whether rows carry their failures by kind
 
 
 class ResultRow(BaseModel):
@@ -100,6 +109,7 @@ class ResultRow(BaseModel):
     field_scores: dict[str, float] = {}
     overall: Counts = Counts()
     counts: dict[str, Counts] = {}
+    failures: dict[str, dict[str, int]] = {}
 
 
 # --- building rows -----------------------------------------------------------------------------
@@ -125,12 +135,15 @@ def document_counts(comparison: Mapping[str, Any]) -> dict[str, dict[str, int]]:
     return {path: counts.model_dump() for path, counts in _aggregate(comparison)[1].items()}
 
 
-def row_from_case(name: str, score: float, test_pass: bool, reason: str, outputs: Iterable[Any]) -> ResultRow:
+def row_from_case(
+    name: str, score: float, test_pass: bool, reason: str, outputs: Iterable[Any], failures: Any = None
+) -> ResultRow:
     """The row of one report case, from its score, verdict, reason and its evaluator rows.
 
     A case whose rows carry the evaluator's marker is `scored`; an output the evaluator could not
     read is `unreadable`; a case with no rows at all failed before scoring (the reason says why);
-    a row without a verdict on offer (no ground truth) is `not_applicable`.
+    a row without a verdict on offer (no ground truth) is `not_applicable`. `failures`, when given,
+    is called for a scored case with a miss and returns its failures by kind.
     """
     outputs = list(outputs)
     base = {"name": name, "score": float(score), "test_pass": bool(test_pass), "reason": reason or ""}
@@ -138,6 +151,7 @@ def row_from_case(name: str, score: float, test_pass: bool, reason: str, outputs
         detail = output.metadata or {}
         if detail.get("evaluated_by") == MARKER:
             overall, counts = _aggregate(detail["comparison"])
+            missed = failures is not None and any(path.fn or path.fa or path.fd for path in counts.values())
             return ResultRow(
                 **base,
                 status="scored",
@@ -147,23 +161,35 @@ def row_from_case(name: str, score: float, test_pass: bool, reason: str, outputs
                 field_scores=dict(detail.get("field_scores", {})),
                 overall=overall,
                 counts=counts,
+                failures=failures() if missed else {},
             )
         if detail.get("error") == "unreadable":
-            return ResultRow(**base, status="unreadable")
+            return ResultRow(**base, status="unreadable", failures=UNREADABLE_FAILURES if failures else {})
     if not outputs:
         return ResultRow(**base, status="failed")
     return ResultRow(**base, status="not_applicable")
 
 
-def rows_from_report(report: StructuredOutputReport) -> Iterator[ResultRow]:
-    """The rows of every case of a one-evaluator report, in case order."""
+def rows_from_report(report: StructuredOutputReport, spec: Any = None) -> Iterator[ResultRow]:
+    """The rows of every case of a one-evaluator report, in case order.
+
+    With `spec` (`stickler.eval_for(Schema, match_threshold=...)`, the evaluator's settings), each
+    row carries its failures by kind; write the file with `ResultsHeader(failures=True)` then.
+    """
     for index, case in enumerate(report.cases):
+        name = str(case.get("name") or f"case_{index}")
+
+        def failures(case: Mapping[str, Any] = case, name: str = name) -> dict[str, dict[str, int]]:
+            diff = document_diff(spec, case["expected_output"], case.get("actual_output"), name)
+            return failures_of(diff.leaves)
+
         yield row_from_case(
-            str(case.get("name") or f"case_{index}"),
+            name,
             report.scores[index],
             report.test_passes[index],
             report.reasons[index] if index < len(report.reasons) else "",
             report.detailed_results[index] if index < len(report.detailed_results) else [],
+            failures if spec is not None else None,
         )
 
 
@@ -341,7 +367,7 @@ def results_frame(path: Path | str) -> Any:
 
     records = []
     for row in iter_results(path):
-        record = row.model_dump(exclude={"counts", "field_scores", "overall"})
+        record = row.model_dump(exclude={"counts", "field_scores", "overall", "failures"})
         record.update({f"overall.{key}": getattr(row.overall, key) for key in COUNTS})
         for field, counts in row.counts.items():
             record.update({f"{field}.{key}": getattr(counts, key) for key in COUNTS})
