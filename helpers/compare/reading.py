@@ -180,6 +180,14 @@ class _Shared(dict):
         self[key] = key
         return key
 
+    def fields(self, field_scores: Any, counts: Mapping[str, Any]) -> frozenset[str]:
+        """`schema_fields`, computed once per distinct set of keys (documents of one schema share it)."""
+        names = tuple(field_scores) if isinstance(field_scores, Mapping) else ()
+        key = ("fields", names, tuple(counts))
+        if key not in self:
+            self[key] = self[schema_fields(field_scores, counts)]
+        return self[key]
+
     def rows(self, counts: Mapping[str, Mapping[str, int]]) -> dict[str, tuple[int, ...]]:
         """Counts as shared tuples in `COUNTS` order, keyed by shared path names."""
         return {self[path]: self[tuple(values[key] for key in COUNTS)] for path, values in counts.items()}
@@ -258,7 +266,7 @@ class _Builder:
             expected=field_texts(case.get("expected_output")),
             actual=field_texts(case.get("actual_output")),
             unreadable=unreadable,
-            fields=frozenset() if unreadable else self.shared[schema_fields(metadata.get("field_scores"), counts)],
+            fields=frozenset() if unreadable else self.shared.fields(metadata.get("field_scores"), counts),
         )
         self.put(name, document)
 
@@ -515,7 +523,7 @@ def read_results_file(path: Path | str, source: str | None = None) -> Run:
             expected=_NO_VALUES,
             actual=_NO_VALUES,
             unreadable=unreadable,
-            fields=frozenset() if unreadable else shared[schema_fields(row.field_scores, counts)],
+            fields=frozenset() if unreadable else shared.fields(row.field_scores, counts),
         )
         builder.put(name, document)
     return builder.run()
