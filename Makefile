@@ -89,6 +89,9 @@ bench-fuzzy: $(STAMP) ## FuzzyEquals against deepdiff
 bench-compare: $(STAMP) ## Comparing two runs at scale against reading the reports
 	$(BIN)/python bench/bench_compare.py
 
+bench-report: $(STAMP) ## Failures by kind in the results file against the rows alone; the 10,000-document page
+	$(BIN)/python bench/bench_report.py
+
 bench-gates: $(STAMP) ## False alarms and power of interval-end gates, joint against per-field, by simulation
 	$(BIN)/python bench/bench_gates.py
 

@@ -172,9 +172,7 @@ def interval_note(results: Sequence[GateResult], confidence: float) -> str:
     return f"interval ends: per-field {confidence:.0%} intervals, each alone (not a joint guarantee)"
 
 
-def _measure(
-    gate: Gate, comparison: Comparison | None, sample: Sample, label: str, band: dict
-) -> tuple[float, str]:
+def _measure(gate: Gate, comparison: Comparison | None, sample: Sample, label: str, band: dict) -> tuple[float, str]:
     """The number `gate` tests, and what it was measured on (a run, a difference, an interval end)."""
     if gate.measure == "value":
         return float(sample.value(gate.target)), label
