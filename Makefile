@@ -81,7 +81,7 @@ record-fcc: $(STAMP) ## Re-record the FCC snapshot and extractions live (needs A
 compare: $(STAMP) ## Compare two saved reports and apply gates: make compare OLD=a.json NEW=b.json GATES="--gate 'overall >= 0.8'"
 	@$(BIN)/python scripts/make_compare.py $(call shell_word,OLD) $(call shell_word,NEW) $(call shell_word,GATES)
 
-bench: bench-fuzzy bench-compare bench-gates bench-scale bench-notebooks ## Every benchmark, each printing ratios measured in one run
+bench: bench-fuzzy bench-compare bench-gates bench-scale bench-notebooks bench-report ## Every benchmark, each printing ratios measured in one run
 
 bench-fuzzy: $(STAMP) ## FuzzyEquals against deepdiff
 	$(BIN)/python bench/bench_fuzzy.py
