@@ -6,9 +6,11 @@
 Each case's `expected_output` is compared with its output by Strands Evals'
 `StructuredOutputSimilarity(schema)` in one `Experiment(..., report_cls=StructuredOutputReport)`.
 The outputs come from a predictions file, or from running `task(case, model)`, where `model`
-replays the case's cassette (`--mode replay`, the default) or is the live Bedrock model
-(`--mode live`, needs AWS credentials). The saved report is the report's own pydantic JSON;
-the per-field table and the per-case scores are printed.
+replays the case's cassette (`--mode replay`, the default) or is the live model (`--mode live`:
+Bedrock with AWS credentials, or any Strands Model a `--model module:function` factory returns;
+each case may make at most `helpers.exchanges.recording.DEFAULT_MAX_CALLS` model calls). The
+saved report is the report's own pydantic JSON; the per-field table and the per-case scores are
+printed.
 
 Arguments and files are checked before Strands Evals is imported, so `--help` and a bad
 argument answer at once.
@@ -56,7 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--predictions", type=Path, help="a JSONL file of stored outputs, one per case")
     source.add_argument("--task", help="the task function task(case, model), as module:function")
     parser.add_argument("--cassettes", type=Path, help="the cassette folder the task replays (with --task)")
-    parser.add_argument("--mode", choices=("replay", "live"), help="replay the cassettes (default) or call Bedrock")
+    parser.add_argument("--mode", choices=("replay", "live"), help="replay the cassettes (default) or call the model")
+    parser.add_argument(
+        "--model",
+        metavar="MODULE:FUNCTION",
+        help="with --mode live: a function returning the Strands Model to call (default: Bedrock)",
+    )
     parser.add_argument("--out", type=Path, help="where to write the saved report (JSON); --results can replace it")
     parser.add_argument(
         "--match-threshold",
@@ -110,6 +117,8 @@ def check_arguments(args: argparse.Namespace) -> str | None:
     else:
         mode = args.mode or "replay"
         forced = os.environ.get(MODE_VARIABLE, "").strip().lower()
+        if args.model is not None and mode != "live":
+            raise BadInput("--model names the live model; it goes with --mode live (a replay needs no model).")
         if mode == "live" and forced == "replay":
             raise BadInput(f"--mode live, but {MODE_VARIABLE}=replay forbids live calls; unset it to call Bedrock.")
         if mode == "replay":
@@ -173,13 +182,17 @@ def agent_task(
     from strands_evals import eval_task
 
     from helpers.exchanges.cassettes import Cassettes
+    from helpers.exchanges.recording import output_problem
     from helpers.record import record_command
 
     problems: list[str] = []
     if mode == "live":
-        model = _live_model()
-        print(f"Scoring {len(cases)} case(s) live with {model.get_config().get('model_id')}.", file=out)
-        models = {case.name: (lambda model=model: model) for case in cases}
+        from helpers.exchanges.recording import RecordingModel
+        from helpers.services.models import describe_live
+
+        model = _live_model(args.model)
+        print(f"Scoring {len(cases)} case(s) live with {describe_live(model)}.", file=out)
+        models = {case.name: (lambda model=model: RecordingModel(model)) for case in cases}  # bounds each case's calls
     else:
         command = record_command(args.schema, args.cases, args.task, args.cassettes)
         names = [case.name for case in cases]
@@ -187,9 +200,7 @@ def agent_task(
             args.cassettes, names, tool_name=schema.__name__, record_command=command, output_model=schema
         )
         exchanges = cassettes.load_all()
-        hand = sum(exchange.hand_authored for exchange in exchanges.values())
-        label = f", {hand} of them hand-authored" if hand else ""
-        print(f"Scoring {len(cases)} case(s) by replaying {args.cassettes}{label}.", file=out)
+        print(f"Scoring {len(cases)} case(s) by replaying {args.cassettes}{_origins(exchanges.values())}.", file=out)
         models = {name: (lambda name=name: cassettes.replay(name, exchanges[name])) for name in exchanges}
 
     @eval_task()
@@ -203,6 +214,10 @@ def agent_task(
             cause = _replay_problem(exc)
             problems.append(f"case {case.name!r}: {cause or f'the task raised {type(exc).__name__}: {exc}'}")
             raise
+        problem = output_problem(output, schema)
+        if problem is not None:  # an AgentResult or a str would be scored, then fail to save
+            problems.append(f"case {case.name!r}: the task {problem}.")
+            return {"output": None}
         if hasattr(model, "check_finished"):
             try:
                 model.check_finished()
@@ -227,13 +242,30 @@ def _replay_problem(exc: BaseException) -> str | None:
     return None
 
 
-def _live_model() -> Any:
-    from helpers.services.bedrock import CredentialsError, check_credentials, live_model
+def _origins(exchanges: Any) -> str:
+    """Where the replayed cassettes came from, when not all from a model's own service: hand, stand-in, endpoint."""
+    exchanges = list(exchanges)
+    notes = []
+    hand = sum(exchange.hand_authored for exchange in exchanges)
+    if hand:
+        notes.append(f"{hand} of them hand-authored")
+    stand_in = sum(bool(exchange.stand_in) and not exchange.hand_authored for exchange in exchanges)
+    if stand_in:
+        notes.append(f"{stand_in} answered by a stand-in server, not a model")
+    endpoints = sorted({exchange.endpoint for exchange in exchanges if exchange.endpoint})
+    if endpoints:
+        through = sum(bool(exchange.endpoint) for exchange in exchanges)
+        notes.append(f"{through} recorded through {', '.join(endpoints)} (a local or overridden endpoint)")
+    return "".join(f", {note}" for note in notes)
+
+
+def _live_model(factory: str | None) -> Any:
+    from helpers.services.bedrock import CredentialsError
+    from helpers.services.models import ModelFactoryError, bedrock_model, model_from_factory
 
     try:
-        check_credentials()
-        return live_model()
-    except CredentialsError as exc:
+        return model_from_factory(factory) if factory is not None else bedrock_model(None, None)[0]
+    except (CredentialsError, ModelFactoryError) as exc:
         raise BadInput(f"--mode live: {exc}.") from exc
 
 

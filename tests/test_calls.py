@@ -160,7 +160,7 @@ def test_a_multi_turn_tool_run_replays_with_the_tool_results_in_the_next_request
         (
             {"prompt": "Which city is the largest?"},
             "model call 1 was recorded for another request: message 1 (user) differs "
-            "(message 1.content[0].text: recorded",
+            "(message 1.content[0].text at character",
         ),
         ({"tools": ()}, "model call 1 was recorded for another request: the agent no longer offers tool `lookup`"),
     ],

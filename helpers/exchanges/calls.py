@@ -213,7 +213,18 @@ def first_difference(old: Any, new: Any, path: str) -> str:
                 return first_difference(before, after, f"{path}[{index}]")
         if len(old) != len(new):
             return f"{path} has {len(new)} items, recorded {len(old)}"
+    if isinstance(old, str) and isinstance(new, str):
+        at = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
+        return f"{path} at character {at}: recorded {_window(old, at)}, sent {_window(new, at)}"
     return f"{path}: recorded {_short(old)}, sent {_short(new)}"
+
+
+def _window(text: str, at: int) -> str:
+    """The part of `text` around character `at`, quoted, with `...` where it was cut."""
+    start = max(0, at - _SHOWN // 3)
+    part = text[start : start + _SHOWN]
+    tail = "..." if start + _SHOWN < len(text) else ""
+    return ("..." if start else "") + json.dumps(part, ensure_ascii=False) + tail
 
 
 def _short(value: Any) -> str:
