@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stickler import aggregate_from_comparisons
 
 from helpers import strict_json
-from helpers.attribution.leaves import OUTPUT_PATH, UNREADABLE, document_diff, failures_of
+from helpers.attribution.leaves import OUTPUT_PATH, UNREADABLE, counted_failures
 from helpers.files import StagedFile, settle
 
 if TYPE_CHECKING:  # importing strands_evals costs seconds; readers of a results file never need it
@@ -143,7 +143,7 @@ def row_from_case(
     A case whose rows carry the evaluator's marker is `scored`; an output the evaluator could not
     read is `unreadable`; a case with no rows at all failed before scoring (the reason says why);
     a row without a verdict on offer (no ground truth) is `not_applicable`. `failures`, when given,
-    is called for a scored case with a miss and returns its failures by kind.
+    is called with a scored case's counts and returns its failures by kind.
     """
     outputs = list(outputs)
     base = {"name": name, "score": float(score), "test_pass": bool(test_pass), "reason": reason or ""}
@@ -151,7 +151,6 @@ def row_from_case(
         detail = output.metadata or {}
         if detail.get("evaluated_by") == MARKER:
             overall, counts = _aggregate(detail["comparison"])
-            missed = failures is not None and any(path.fn or path.fa or path.fd for path in counts.values())
             return ResultRow(
                 **base,
                 status="scored",
@@ -161,7 +160,7 @@ def row_from_case(
                 field_scores=dict(detail.get("field_scores", {})),
                 overall=overall,
                 counts=counts,
-                failures=failures() if missed else {},
+                failures=failures(counts) if failures is not None else {},
             )
         if detail.get("error") == "unreadable":
             return ResultRow(**base, status="unreadable", failures=UNREADABLE_FAILURES if failures else {})
@@ -179,9 +178,8 @@ def rows_from_report(report: StructuredOutputReport, spec: Any = None) -> Iterat
     for index, case in enumerate(report.cases):
         name = str(case.get("name") or f"case_{index}")
 
-        def failures(case: Mapping[str, Any] = case, name: str = name) -> dict[str, dict[str, int]]:
-            diff = document_diff(spec, case["expected_output"], case.get("actual_output"), name)
-            return failures_of(diff.leaves)
+        def failures(counts: Mapping[str, Counts], case: Mapping[str, Any] = case) -> dict[str, dict[str, int]]:
+            return counted_failures(spec, counts, case["expected_output"], case.get("actual_output"))
 
         yield row_from_case(
             name,
