@@ -86,24 +86,25 @@ def from_json(value: Any) -> Any:
 
 
 def canonical_request(
-    messages: Any,
-    tool_specs: Any = None,
-    system_prompt: str | None = None,
-    *,
-    tool_choice: Any = None,
-    system_prompt_content: Any = None,
-    structured_output_model: Any = None,
+    messages: Any, tool_specs: Any = None, system_prompt: str | None = None, **stream_kwargs: Any
 ) -> dict[str, Any]:
-    """What one `Model.stream` call sends the model, as JSON-able data (ids kept as sent)."""
-    system = system_prompt_content if system_prompt_content else ([{"text": system_prompt}] if system_prompt else [])
-    schema = structured_output_model.model_json_schema() if structured_output_model is not None else None
+    """What one `Model.stream(messages, tool_specs, system_prompt, **stream_kwargs)` call sends the model.
+
+    Of the keyword arguments only `tool_choice`, `system_prompt_content` and
+    `structured_output_model` reach the model; the rest (invocation state, model state, the cancel
+    signal, the agent's metadata) are the agent's own bookkeeping and are left out. Ids are kept
+    as sent; `normalized` replaces them for comparing.
+    """
+    content = stream_kwargs.get("system_prompt_content")
+    system = content if content else ([{"text": system_prompt}] if system_prompt else [])
+    output_model = stream_kwargs.get("structured_output_model")
     return to_json(
         {
             "system": copy.deepcopy(list(system)),
             "messages": copy.deepcopy(list(messages or [])),
             "tools": copy.deepcopy(list(tool_specs or [])),
-            "tool_choice": copy.deepcopy(tool_choice),
-            "output_schema": schema,
+            "tool_choice": copy.deepcopy(stream_kwargs.get("tool_choice")),
+            "output_schema": output_model.model_json_schema() if output_model is not None else None,
         }
     )
 

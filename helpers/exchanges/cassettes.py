@@ -66,7 +66,7 @@ class Cassettes:
     Args:
         directory: The cassette folder.
         case_names: Every case the run needs, in order.
-        tool_name: The structured-output tool every tool-use turn must call (the schema's class name).
+        tool_name: The structured-output tool (the schema's class name), which each exchange must end with.
         record_command: The command that records this folder; a case's own command adds `--only NAME`.
         output_model: When given, each cassette's final tool input must validate against it.
     """

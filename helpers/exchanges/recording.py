@@ -42,6 +42,7 @@ from helpers.exchanges.fixtures import (
 )
 from helpers.exchanges.provenance import describe_model
 from helpers.exchanges.replay import AgentLoopModel, prompt_text
+from helpers.services.stand_in import STAND_IN_FIELD
 
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1
@@ -50,12 +51,6 @@ EXIT_NO_STRUCTURED_OUTPUT = 3
 # Model calls one case may make: a tool run of a few rounds and the structured-output retry fit
 # many times over; a model looping on a tool it was not offered is stopped after this many.
 DEFAULT_MAX_CALLS = 12
-# What a stand-in server puts in `messageStop.additionalModelResponseFields` to say it is no model.
-STAND_IN_FIELD = "standIn"
-
-
-class RecordingError(RuntimeError):
-    """The provider streamed something a cassette cannot hold faithfully."""
 
 
 class ModelCallLimitError(RuntimeError):
@@ -106,14 +101,7 @@ class RecordingModel(AgentLoopModel):
         if self.prompt_sha256 is None:
             sent = prompt_text(messages)
             self.prompt_sha256 = prompt_sha256(sent) if sent is not None else None
-        request = canonical_request(
-            messages,
-            tool_specs,
-            system_prompt,
-            tool_choice=kwargs.get("tool_choice"),
-            system_prompt_content=kwargs.get("system_prompt_content"),
-            structured_output_model=kwargs.get("structured_output_model"),
-        )
+        request = canonical_request(messages, tool_specs, system_prompt, **kwargs)
         events: list[dict[str, Any]] = []
         async for event in self.inner.stream(messages, tool_specs, system_prompt, **kwargs):
             events.append(to_json(copy.deepcopy(dict(event))))

@@ -162,14 +162,7 @@ class ReplayModel(AgentLoopModel):
             if asked == 1:
                 self._check_prompt(messages)
         else:
-            sent = canonical_request(
-                messages,
-                tool_specs,
-                system_prompt,
-                tool_choice=kwargs.get("tool_choice"),
-                system_prompt_content=kwargs.get("system_prompt_content"),
-                structured_output_model=kwargs.get("structured_output_model"),
-            )
+            sent = canonical_request(messages, tool_specs, system_prompt, **kwargs)
             self._check_request(asked, call.request, sent)
         self.tool_specs_offered.append(copy.deepcopy(tool_specs or []))
         self.turns_used = asked

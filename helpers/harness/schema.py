@@ -45,7 +45,7 @@ def import_object(spec: str, *, option: str = "--schema", directory: Path | str 
     directory = Path(directory) if directory is not None else Path.cwd()
     try:
         module = _import_module(module_name, directory)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a SyntaxError, a sys.exit() or any error while the module runs
         clash = name_clash(directory)
         if clash is not None and _about_helpers(exc, module_name):
             raise SchemaError(f"{option} {spec!r}: {clash}") from exc
@@ -89,14 +89,14 @@ def _about_helpers(exc: BaseException, module_name: str) -> bool:
     return isinstance(exc, AttributeError) and getattr(getattr(exc, "obj", None), "__name__", "") == "helpers"
 
 
-def _import_refusal(spec: str, option: str, module_name: str, directory: Path, exc: Exception) -> SchemaError:
+def _import_refusal(spec: str, option: str, module_name: str, directory: Path, exc: BaseException) -> SchemaError:
     """The refusal for a module that does not import: not found, or failed while it ran."""
     if isinstance(exc, ModuleNotFoundError):
         return SchemaError(
             f"{option} {spec!r}: no module named {exc.name!r} in {directory} or the installed packages; "
             "run the command from the folder holding the module, or install the package that provides it"
         )
-    return SchemaError(  # a SyntaxError or any error raised while the user's module runs
+    return SchemaError(  # a SyntaxError, a sys.exit() or any error raised while the user's module runs
         f"{option} {spec!r}: the module {module_name!r} failed to import ({type(exc).__name__}: {exc}); "
         "fix the module so that `python -c 'import " + module_name + "'` works from this folder"
     )
@@ -109,6 +109,11 @@ def load_schema(spec: str, *, directory: Path | str | None = None) -> type[BaseM
         raise SchemaError(
             f"--schema {spec!r} is a {type(value).__name__}, not a pydantic model class; "
             "name a class that subclasses pydantic.BaseModel"
+        )
+    if not value.model_fields or value.__pydantic_generic_metadata__["parameters"]:
+        raise SchemaError(
+            f"--schema {spec!r} is a base class with no fields of its own, not the schema of your output; "
+            "name your own model class that subclasses it (for example my_schema:Invoice)"
         )
     return value
 

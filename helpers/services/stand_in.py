@@ -34,7 +34,8 @@ from typing import Any, Self
 STRING = 7  # the event-stream header value type for a UTF-8 string
 CHUNK = 23  # characters per streamed tool-input fragment, so fragments end mid-token as Bedrock's do
 MODEL_ID = "local-stand-in"
-STAND_IN_FIELD = "standIn"  # helpers.exchanges.recording.STAND_IN_FIELD
+# Where an answer says it came from a stand-in (`messageStop.additionalModelResponseFields`); the recorder reads it.
+STAND_IN_FIELD = "standIn"
 
 
 def encode_message(headers: dict[str, str], payload: bytes) -> bytes:
