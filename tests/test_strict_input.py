@@ -170,3 +170,14 @@ def test_a_task_that_returns_no_structured_output_for_any_case_is_exit_2(project
     )
     refused(project, printed, code)
     assert "case 'po-1': the task returned a NoneType" in printed and "return result.structured_output" in printed
+
+
+def test_the_readme_states_the_limits_the_code_applies():
+    from helpers.files import REPO_ROOT
+    from helpers.harness.names import MAX_NAME_CHARS
+    from helpers.mode import CREDENTIALS_TIMEOUT
+
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"integer of more than {sys.get_int_max_str_digits():,} digits" in readme
+    assert f"at most {MAX_NAME_CHARS:,} characters" in readme
+    assert f"is given {CREDENTIALS_TIMEOUT:g} seconds in `auto`" in readme
