@@ -181,3 +181,19 @@ def test_the_readme_states_the_limits_the_code_applies():
     assert f"integer of more than {sys.get_int_max_str_digits():,} digits" in readme
     assert f"at most {MAX_NAME_CHARS:,} characters" in readme
     assert f"is given {CREDENTIALS_TIMEOUT:g} seconds in `auto`" in readme
+
+
+def test_compare_refuses_a_results_row_with_a_repeated_key_naming_line_and_field(tmp_path, capsys):
+    from helpers.compare.cli import main as compare_main
+    from helpers.harness.results import ResultRow, ResultsHeader, ResultsWriter
+
+    path = tmp_path / "run.jsonl"
+    with ResultsWriter(path, ResultsHeader(schema="po_schema:PurchaseOrder")) as writer:
+        for name in ("po-1", "po-2"):
+            writer.write(ResultRow(name=name, score=0.5, test_pass=True))
+    lines = path.read_text(encoding="utf-8").split("\n")
+    lines[2] = lines[2].replace('"score":0.5', '"score":0.5,"score":1.0')
+    path.write_text("\n".join(lines), encoding="utf-8")
+    assert compare_main([str(path), str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "run.jsonl, line 3: field 'score': the key 'score' appears twice in one object" in err, err
