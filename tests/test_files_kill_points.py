@@ -22,7 +22,7 @@ from helpers import files
 from helpers.files import clean_leftovers, settle, switch_files, write_bytes_atomically
 
 SEEDS = range(6)
-KILLS_PER_SEED = 5
+KILLS_PER_SEED = 3
 STEPS = ("open", "write", "fsync", "replace", "link", "unlink", "fchmod", "close")
 
 
