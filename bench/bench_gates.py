@@ -193,7 +193,8 @@ def main() -> int:
                 f"{show(rate(found['per-field'][:, column])):>16}  {show(rate(found['joint'][:, column])):>16}"
             )
     print(
-        f"\njoint false-alarm rate within {level:.0%} (plus two Monte Carlo errors) at every size: {'yes' if held else 'NO'}"
+        f"\njoint false-alarm rate within {level:.0%} (plus two Monte Carlo errors) at every size: "
+        f"{'yes' if held else 'NO'}"
     )
     return 0 if held else 1
 
