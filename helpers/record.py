@@ -127,7 +127,7 @@ def record_cases(
         max_calls: The model calls one case may make.
     """
     from helpers.exchanges.cassettes import CassetteError, cassette_paths
-    from helpers.exchanges.recording import EXIT_AGENT_FAILED, capture_task, commit_fixture, report_agent_failure
+    from helpers.exchanges.recording import EXIT_AGENT_FAILED, capture_task, commit_fixture
 
     out = out or sys.stdout
     try:
@@ -170,8 +170,8 @@ def record_cases(
             continue
         try:
             commit_fixture(captured, path, out, label=case.name)
-        except OSError as exc:  # a full disk, a read-only folder: the atomic write kept the old file
-            report_agent_failure(exc, out, subject=f"{case.name}: writing {path}")
+        except OSError as exc:  # a WriteError (a full disk, a read-only folder): the old file is whole
+            print(f"{case.name}: {exc}.", file=out)
             print(f"{case.name}: {path} was left unchanged.", file=out)
             failures.append((case.name, EXIT_AGENT_FAILED))
     recorded = len(selected) - len(failures)
@@ -204,12 +204,14 @@ def main(
         return EXIT_MISSING_DEPENDENCY
     from helpers.harness.cases import CaseFileError, load_cases
     from helpers.harness.schema import SchemaError, load_schema, load_task
+    from helpers.outputs import OutputError
 
     try:
         schema = load_schema(args.schema)
         task = load_task(args.task)
         cases = load_cases(args.cases, schema)
-    except (SchemaError, CaseFileError) as exc:
+        check_cassette_outputs(args, [case.name for case in cases])
+    except (SchemaError, CaseFileError, OutputError) as exc:
         print(f"{exc}. Nothing was written.", file=out)
         return EXIT_BAD_INPUT
     model = model_factory() if model_factory is not None else _live_model(args, out)
@@ -233,6 +235,26 @@ def main(
         match_on=args.match_on.split(","),
         max_calls=args.max_calls,
     )
+
+
+def check_cassette_outputs(args: argparse.Namespace, names: Sequence[str]) -> None:
+    """Refuse, before any call, a cassette file that is an input of the run, a symlink, a device or a folder."""
+    from helpers.exchanges.cassettes import CassetteError, cassette_paths
+    from helpers.outputs import OutputError, check_folder, check_output, module_file, refuse_overlap
+
+    check_folder(args.cassettes, "--cassettes")
+    try:
+        paths = cassette_paths(args.cassettes, names)
+    except CassetteError as exc:
+        raise OutputError(str(exc)) from exc
+    selected = {name: path for name, path in paths.items() if not args.only or name in args.only}
+    for name, path in selected.items():
+        check_output(path, f"the cassette of case {name!r}")
+    inputs = {"--cases": args.cases, "the --schema module": module_file(args.schema)}
+    inputs["the --task module"] = module_file(args.task)
+    if args.model is not None:
+        inputs["the --model module"] = module_file(args.model)
+    refuse_overlap({f"the cassette of case {name!r}": path for name, path in selected.items()}, inputs)
 
 
 def _option_problem(args: argparse.Namespace) -> str | None:

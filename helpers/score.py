@@ -25,6 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from helpers import outputs
+from helpers.files import WriteError, one_step
 from helpers.scale import command as scale  # standard library only at import: --help stays fast
 
 EXIT_CODES = """\
@@ -86,9 +88,16 @@ def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         mode = check_arguments(args)
-        report = run(args, mode, out)
+        with one_step():  # --out and --results: both written, or neither
+            report = run(args, mode, out)
     except BadInput as exc:
         print(f"{exc} Nothing was written.", file=out)
+        return EXIT_BAD_INPUT
+    except outputs.OutputError as exc:
+        print(f"{exc}. Nothing was written.", file=out)
+        return EXIT_BAD_INPUT
+    except WriteError as exc:  # the old file is whole and no temporary file is left
+        print(f"{exc}. Nothing was written.", file=out)
         return EXIT_BAD_INPUT
     except ImportError as exc:
         print(f"Missing dependency: {exc.name or exc}. Install the project with `make setup`.", file=out)
@@ -129,11 +138,10 @@ def check_arguments(args: argparse.Namespace) -> str | None:
                     f"--cassettes {args.cassettes}: no such folder; record it with `python -m helpers.record` "
                     "(same --schema, --cases, --task and --cassettes)."
                 )
-    if args.out is not None and args.out.is_dir():
-        raise BadInput(f"--out {args.out} is a folder; name the report file, such as {args.out / 'run.json'}.")
-    inputs = {args.cases.resolve(), (args.predictions or args.cases).resolve()}
-    if args.out is not None and args.out.resolve() in inputs:
-        raise BadInput(f"--out {args.out} would overwrite an input file; name a new report file.")
+    for option in ("--out", "--results"):
+        if getattr(args, option[2:]) is not None:
+            outputs.check_output(getattr(args, option[2:]), option)
+    outputs.refuse_overlap(_outputs(args), {"--cases": args.cases, "--predictions": args.predictions})
     problem = scale.problem(args)
     if problem is not None:
         raise BadInput(problem)
@@ -161,6 +169,7 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
             task = agent_task(load_task(args.task), schema, args, mode, cases, out)
     except (SchemaError, CaseFileError, FixtureError) as exc:
         raise BadInput(str(exc).rstrip(".") + ".") from exc
+    outputs.refuse_overlap(_outputs(args), _run_inputs(args, cases))  # the modules are known once imported
     if args.predictions is not None and scale.wanted(args):  # the same step in batches, on workers
         return scale.score_predictions(args, cases, predictions, out)
     evaluator = StructuredOutputSimilarity(schema, match_threshold=args.match_threshold)
@@ -267,6 +276,24 @@ def _live_model(factory: str | None) -> Any:
         return model_from_factory(factory) if factory is not None else bedrock_model(None, None)[0]
     except (CredentialsError, ModelFactoryError) as exc:
         raise BadInput(f"--mode live: {exc}.") from exc
+
+
+def _outputs(args: argparse.Namespace) -> dict[str, Path]:
+    return {option: path for option, path in (("--out", args.out), ("--results", args.results)) if path is not None}
+
+
+def _run_inputs(args: argparse.Namespace, cases: list) -> dict[str, Path | None]:
+    """Every file this run reads: the case and predictions files, the modules, each case's cassette."""
+    inputs = {"--cases": args.cases, "--predictions": args.predictions}
+    for option in ("schema", "task", "model"):  # each module, once imported
+        if getattr(args, option, None) is not None:
+            inputs[f"the --{option} module"] = outputs.module_file(getattr(args, option))
+    if args.task is not None and args.cassettes is not None:
+        from helpers.exchanges.cassettes import cassette_paths
+
+        paths = cassette_paths(args.cassettes, [case.name for case in cases])
+        inputs |= {f"the cassette of case {name!r}": path for name, path in paths.items()}
+    return inputs
 
 
 def print_report(report: Any, out: TextIO) -> None:

@@ -22,7 +22,9 @@ from helpers.attribution.leaves import (
     WRONG,
     as_models,
     check_item,
+    counted_failures,
     document_diff,
+    failures_of,
     fold,
 )
 from helpers.attribution.pairing import pairings, repairs
@@ -33,7 +35,15 @@ from helpers.examples.fcc.tuned import FccInvoiceTuned
 from helpers.examples.invoices import Invoice, reference_cases
 from helpers.files import DATA_DIR, REPO_ROOT
 from helpers.harness.cases import load_cases, load_predictions
-from helpers.harness.results import ResultsError, ResultsHeader, ResultsWriter, iter_results, rows_from_report
+from helpers.harness.results import (
+    Counts,
+    ResultsError,
+    ResultsHeader,
+    ResultsWriter,
+    document_counts,
+    iter_results,
+    rows_from_report,
+)
 from helpers.harness.schema import load_schema
 from helpers.harness.scoring import score_outputs_sync
 
@@ -129,6 +139,15 @@ def test_folded_kinds_equal_stickler_counts_on_every_walkthrough_document():
         for path, values in counts.items():
             for key in ("fn", "fa", "fd"):
                 assert seen.get(path, {}).get(key, 0) == values.get(key, 0), (label, path, key)
+
+
+def test_failures_from_counts_equal_the_full_diff_on_every_walkthrough_document():
+    for label, spec, expected, got in walkthrough_pairs():
+        raw = spec.evaluate(expected, got).raw
+        raw = {key: value for key, value in raw.items() if key != "prediction_raw"}  # as the evaluator stores it
+        counts = {path: Counts(**values) for path, values in document_counts(raw).items()}
+        full = failures_of(document_diff(spec, expected, got, label).leaves)
+        assert counted_failures(spec, counts, expected, got) == full, label
 
 
 def test_an_output_that_does_not_validate_is_one_unreadable_entry():

@@ -42,14 +42,19 @@ def quantile(values, q):
     return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
 
 
-def f1_of(report, names, path):
-    """A field's F1 over a list of case names (repeats count again), summed by hand from the raw rollup."""
-    tp = fp = fn = 0
-    by_name = {case["name"]: index for index, case in enumerate(report.cases)}
-    for name in names:
-        comparison = report.detailed_results[by_name[name]][0].metadata["comparison"]
-        counts = runs.field_counts(comparison)[path]
-        tp, fp, fn = tp + counts["tp"], fp + counts["fp"], fn + counts["fn"]
+def counts_by_name(report):
+    """Each case's raw per-field counts, by stickler's aggregation of its stored comparison."""
+    return {
+        case["name"]: runs.field_counts(rows[0].metadata["comparison"])
+        for case, rows in zip(report.cases, report.detailed_results, strict=True)
+    }
+
+
+def f1_of(counts, names, path):
+    """A field's F1 over a list of case names (repeats count again), summed by hand."""
+    tp = sum(counts[name][path]["tp"] for name in names)
+    fp = sum(counts[name][path]["fp"] for name in names)
+    fn = sum(counts[name][path]["fn"] for name in names)
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
@@ -61,9 +66,10 @@ def test_the_joint_band_equals_an_independent_computation(small):
     comparison = compare(old, new, resamples=RESAMPLES, seed=3)
     targets = ["invoice_id", "vendor_name", "invoice_date", "total_amount", "line_items"]
     names = comparison.pairing.cases
-    estimates = [f1_of(new, names, path) - f1_of(old, names, path) for path in targets]
+    before, after = counts_by_name(old), counts_by_name(new)
+    estimates = [f1_of(after, names, path) - f1_of(before, names, path) for path in targets]
     draws = [[names[index] for index in row] for row in comparison.indices.tolist()]
-    resampled = [[f1_of(new, draw, path) - f1_of(old, draw, path) for path in targets] for draw in draws]
+    resampled = [[f1_of(after, draw, path) - f1_of(before, draw, path) for path in targets] for draw in draws]
     spread = [statistics.stdev(row[k] for row in resampled) for k in range(len(targets))]
     varying = [k for k in range(len(targets)) if spread[k] > 0]
     largest = [max(abs(row[k] - estimates[k]) / spread[k] for k in varying) for row in resampled]
@@ -187,10 +193,10 @@ def test_chunked_paths_give_the_same_tables_as_one_chunk(small, monkeypatch):
 
 
 def test_many_field_paths_are_held_a_chunk_at_a_time(tmp_path):
-    """A results file with 1,200 field paths (four chunks at 2,000 resamples): the sums held stay within budget."""
+    """A results file with 800 field paths (three chunks at 2,000 resamples): the sums held stay within budget."""
     from helpers.harness import results
 
-    paths = [f"items.f{index:04d}" for index in range(1200)]
+    paths = [f"items.f{index:04d}" for index in range(800)]
     header = results.ResultsHeader(schema="helpers.examples.invoices:Invoice")
     files = []
     for name, wrong in (("old", 0), ("new", 1)):
@@ -202,7 +208,7 @@ def test_many_field_paths_are_held_a_chunk_at_a_time(tmp_path):
         files.append(tmp_path / f"{name}.jsonl")
     comparison = runs.compare_files(*files, resamples=2000)
     table = comparison.field_table()
-    assert len(table) == 1200 and (table["delta f1"] < 0).all()
+    assert len(table) == 800 and (table["delta f1"] < 0).all()
     held = comparison.old_draws.counts.resampled.held
     assert (
         sum(array.nbytes for chunk in held.values() for side in chunk for array in side.values()) <= 2 * runs.DRAW_BYTES
@@ -210,3 +216,44 @@ def test_many_field_paths_are_held_a_chunk_at_a_time(tmp_path):
     assert main(
         [str(files[0]), str(files[1]), "--gate", "high(delta(items.f0001.f1)) >= -1", "--gate=overall < 0"]
     ) == (EXIT_FAILED)
+
+
+# --- how many documents: the power estimate --------------------------------------------------------
+
+FAST = {"simulations": 40, "resamples": 100}
+
+
+def test_power_grows_with_the_regression_and_the_run(small):
+    from helpers.compare.power import Baseline, simulate
+
+    baseline = Baseline.of(small[1], "line_items.description.f1")
+    assert len(baseline.counts) == 12 and 0 < baseline.value() <= 1
+    weak, strong = (simulate(baseline, 12, rate, **FAST) for rate in (0.05, 0.6))
+    assert strong.change < weak.change < 0 and strong.power > weak.power
+    assert simulate(baseline, 400, 0.05, **FAST).power > weak.power
+    assert simulate(baseline, 12, 0.0, **FAST).power == 0  # nothing planted, nothing caught
+
+
+def test_documents_needed_catch_the_change_and_fewer_do_not(small):
+    from helpers.compare.power import Baseline, documents_needed, simulate
+
+    baseline = Baseline.of(small[1], "line_items.description.f1")
+    needed = documents_needed(baseline, -0.05, **FAST)
+    assert needed is not None and needed.power >= 0.8 and needed.change == pytest.approx(-0.05, abs=0.02)
+    assert simulate(baseline, needed.documents // 2, needed.rate, **FAST).power < 0.8
+
+
+def test_five_documents_are_too_few_and_the_command_says_so(tmp_path, small, capsys):
+    from helpers.compare import power
+
+    old = save_report(small[0], tmp_path / "old.json")
+    fast = ["--simulations", "40", "--resamples", "100"]
+    assert power.main([str(old), "--target", "invoice_date.f1", "--seed", "1", *fast]) == 0
+    out = capsys.readouterr().out
+    assert "12 documents; invoice_date.f1 = " in out and "80% power at 12 documents" in out
+    assert power.main([str(old), "--target", "invoice_date.f1", "--simulations", "1"]) == EXIT_BAD_INPUT
+    assert "--simulations must be 10 to 10,000" in capsys.readouterr().err
+    assert power.main([str(old), "--target", "invoice_date.count"]) == EXIT_BAD_INPUT
+    assert "METRIC one of precision, recall, f1" in capsys.readouterr().err
+    assert power.main([str(old), "--target", "nope.f1"]) == EXIT_BAD_INPUT
+    assert "no field path 'nope'" in capsys.readouterr().err

@@ -304,7 +304,7 @@ def test_score_to_the_compact_file_only_prints_the_same_rollups(order_project, m
         ((), "Name where the run goes: --out RUN.json"),
         (("--out", "x.json", "--workers", "0"), "--workers 0: give a whole number of processes, at least 1."),
         (("--out", "x.json", "--batch-size", "0"), "--batch-size 0: give a whole number"),
-        (("--results", "cases.jsonl"), "--results cases.jsonl would overwrite another file of this run"),
+        (("--results", "cases.jsonl"), "--results cases.jsonl is the same file as --cases cases.jsonl"),
     ],
 )
 def test_bad_scale_options_exit_2_with_the_fix(order_project, monkeypatch, extra, message):

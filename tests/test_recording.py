@@ -304,7 +304,7 @@ def test_a_write_that_fails_exits_2_and_leaves_the_fixture(fixture_copy, monkeyp
 
     monkeypatch.setattr(os, "replace", crash)
     code, printed = run_command(fixture_copy, tool_events(CORRECT_CHUNKS))
-    assert code == 2 and f"offline_invoice: writing {fixture_copy} failed: OSError: disk full" in printed
+    assert code == 2 and f"offline_invoice: cannot write {fixture_copy}: disk full.\n" in printed, printed
     assert fixture_copy.read_bytes() == before
     assert sorted(p.name for p in fixture_copy.parent.iterdir()) == [fixture_copy.name]
 

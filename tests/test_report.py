@@ -16,13 +16,12 @@ from matplotlib import image
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.compare.reading import Document, Run
 from helpers.examples.invoices import Invoice, reference_cases
+from helpers.examples.simulated_report import synthetic_content
 from helpers.harness.reports import save_report
 from helpers.harness.results import ResultsHeader, ResultsWriter, rows_from_report
 from helpers.harness.scoring import score_outputs_sync
 from helpers.report.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, main
-from helpers.report.content import Content, Side, field_table
 from helpers.report.page import PAGE_SIZE, render
 from tests.servers.chromium import Browser, chromium_or_skip
 
@@ -87,6 +86,19 @@ def test_the_page_embeds_each_document_diff_as_inert_json(compared):
     assert [doc[0] for doc in data["documents"]][0] == "wrong"  # worst first
 
 
+def test_results_file_failures_equal_the_saved_report_diffs(runs):
+    import stickler
+
+    from helpers.attribution.kinds import report_diffs, results_failures, run_failures
+    from helpers.harness.reports import load_report
+
+    spec = stickler.eval_for(Invoice, match_threshold=0.7)
+    stored = results_failures(runs / "new.jsonl")
+    assert stored == run_failures(report_diffs(load_report(runs / "new.json"), spec))
+    assert stored["wrong"]["line_items"] == {"below threshold": 1}  # and its leaves, counted below it
+    assert set(stored["wrong"]) > {"line_items", "line_items.sku"}
+
+
 def test_single_results_file_report_reads_the_schema_from_its_header(runs, capsys):
     assert main([str(runs / "new.jsonl"), "--out", str(runs / "single.html")]) == EXIT_PASSED
     html = (runs / "single.html").read_text(encoding="utf-8")
@@ -111,45 +123,8 @@ def test_bad_input_exits_2_and_writes_nothing(runs, capsys, argv, message):
     assert sorted(path.name for path in runs.iterdir()) == before
 
 
-def large_content(documents: int = 10_000) -> Content:
-    """A synthetic run of `documents` documents, each with two wrong leaves (made here, not scored)."""
-    names = [f"doc-{index:05d}" for index in range(documents)]
-    run = Run("synthetic", {name: Document(0.8, "Synthetic", {"lines": (9, 1, 0, 0, 1, 0)}) for name in names}, {})
-    rows = [
-        [
-            name,
-            0.8,
-            index % 3 != 0,
-            [
-                [
-                    f"lines[{index % 7}]",
-                    "lines",
-                    "below threshold",
-                    '{"sku":"A-1","qty":5}',
-                    '{"sku":"A-1","qty":6}',
-                    "Line",
-                    "0.500",
-                    "",
-                ],
-                [
-                    f"lines[{index % 7}].qty",
-                    "lines.qty",
-                    "below threshold",
-                    "5",
-                    "6",
-                    "NumericComparator",
-                    "0.000",
-                    "0.500",
-                ],
-            ],
-        ]
-        for index, name in enumerate(names)
-    ]
-    return Content(title="synthetic", new=Side(path=None, run=run), field_table=field_table(run), documents=rows)
-
-
 def test_a_10000_document_page_is_one_page_of_html_and_compact_json(tmp_path):
-    html = render(large_content())
+    html = render(synthetic_content())
     assert html.count('<section class="doc">') == PAGE_SIZE
     assert len(html.encode("utf-8")) < 4_000_000  # about 330 bytes a document
 
@@ -217,7 +192,7 @@ def test_tables_are_readable_with_javascript_off(browser, compared):
 
 def test_a_10000_document_page_opens_paged(browser, tmp_path):
     page = tmp_path / "large.html"
-    page.write_text(render(large_content()), encoding="utf-8")
+    page.write_text(render(synthetic_content()), encoding="utf-8")
     seconds = browser.open(page)
     assert browser.problems() == []
     assert browser.evaluate("document.querySelectorAll('#documents section.doc').length") == PAGE_SIZE

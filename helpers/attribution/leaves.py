@@ -19,7 +19,8 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from functools import lru_cache
+from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 from stickler import StructuredModel
@@ -273,3 +274,66 @@ def failures_of(leaves: Iterable[Leaf]) -> dict[str, dict[str, int]]:
         kinds = counts.setdefault(leaf.field, {})
         kinds[leaf.kind] = kinds.get(leaf.kind, 0) + 1
     return counts
+
+
+@lru_cache(maxsize=32)
+def model_shape(model: type) -> tuple[frozenset[str], frozenset[str]]:
+    """The dotted leaf paths of a stickler model, and the paths that are lists of models (`lines`)."""
+    leaves: set[str] = set()
+    lists: set[str] = set()
+
+    def walk(cls: type, prefix: str) -> None:
+        for name, info in cls.model_fields.items():
+            if name == "extra_fields":
+                continue
+            path = f"{prefix}{name}"
+            inner = _models_in(info.annotation)
+            if inner is None:
+                leaves.add(path)
+                continue
+            element, is_list = inner
+            if is_list:
+                lists.add(path)
+            walk(element, f"{path}.")
+
+    walk(model, "")
+    return frozenset(leaves), frozenset(lists)
+
+
+def _models_in(annotation: Any) -> tuple[type, bool] | None:
+    """The StructuredModel class an annotation holds, and whether it is a list of them; None for a leaf."""
+    if isinstance(annotation, type) and issubclass(annotation, StructuredModel):
+        return annotation, False
+    for argument in get_args(annotation):
+        found = _models_in(argument)
+        if found is not None:
+            return found[0], found[1] or get_origin(annotation) in (list, tuple)
+    return None
+
+
+def counted_failures(spec: Any, counts: Mapping[str, Any], expected: Any, got: Any) -> dict[str, dict[str, int]]:
+    """One document's failures by kind from stickler's own counts, diffing only what the counts cannot say.
+
+    On every leaf path and list path, `fn` is `missing`, `fa` `invented`, and `fd` `wrong value`
+    (`below threshold` on a list of models): what `document_diff` finds, at the cost of no comparison
+    (tests/test_attribution.py checks the two agree on every walkthrough document). Only a document
+    with a list item below the threshold is diffed, for the leaves that pulled it under.
+    """
+    leaves, lists = model_shape(spec.eval_model)
+    found: dict[str, dict[str, int]] = {}
+    for path, values in counts.items():
+        if path not in leaves and path not in lists:
+            continue
+        for kind, count in (
+            (MISSING, values.fn),
+            (INVENTED, values.fa),
+            (BELOW if path in lists else WRONG, values.fd),
+        ):
+            if count:
+                found.setdefault(path, {})[kind] = count
+    if any(counts[path].fd for path in lists if path in counts):
+        for leaf in document_diff(spec, expected, got).leaves:
+            if leaf.item is not None:
+                kinds = found.setdefault(leaf.field, {})
+                kinds[BELOW] = kinds.get(BELOW, 0) + 1
+    return found

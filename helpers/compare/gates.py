@@ -61,7 +61,9 @@ class Gate:
 
     `low` and `high` are the ends of the paired bootstrap interval of the delta, for a gate
     that should fail only when a change is beyond noise: `high(delta(invoice_date.f1)) >= 0`
-    fails only when the whole interval is below zero, which is the `regressed` verdict.
+    fails only when the whole interval is below zero. By default that interval is the field's
+    part of the joint band over every gated interval end, wider than the per-field interval the
+    field table's verdict reads.
     """
 
     rule: str

@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from helpers.compare.params import COUNTS, CompareError
+from helpers.harness.names import name_problem
 
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the rows this module reads
 MAX_COUNT = 10**9  # more of one count on one field of one document is not a real comparison
@@ -87,11 +88,9 @@ def check_name(name: Any, where: str) -> str:
     """A case name runs can be paired by and a table can print: non-empty printable text."""
     if not isinstance(name, str) or not name:
         raise CompareError(f"{where} has no name; runs are paired by case name, so name every Case")
-    if not name.isprintable():
-        raise CompareError(
-            f"{where}: case name {name!r} holds unprintable characters (control characters or unpaired "
-            "surrogates); give every Case a printable name"
-        )
+    problem = name_problem(name)  # the rule score and record apply to the case file
+    if problem is not None:
+        raise CompareError(f"{where}: {problem}; give every Case a printable name")
     return name
 
 
@@ -181,6 +180,14 @@ class _Shared(dict):
         self[key] = key
         return key
 
+    def fields(self, field_scores: Any, counts: Mapping[str, Any]) -> frozenset[str]:
+        """`schema_fields`, computed once per distinct set of keys (documents of one schema share it)."""
+        names = tuple(field_scores) if isinstance(field_scores, Mapping) else ()
+        key = ("fields", names, tuple(counts))
+        if key not in self:
+            self[key] = self[schema_fields(field_scores, counts)]
+        return self[key]
+
     def rows(self, counts: Mapping[str, Mapping[str, int]]) -> dict[str, tuple[int, ...]]:
         """Counts as shared tuples in `COUNTS` order, keyed by shared path names."""
         return {self[path]: self[tuple(values[key] for key in COUNTS)] for path, values in counts.items()}
@@ -259,7 +266,7 @@ class _Builder:
             expected=field_texts(case.get("expected_output")),
             actual=field_texts(case.get("actual_output")),
             unreadable=unreadable,
-            fields=frozenset() if unreadable else self.shared[schema_fields(metadata.get("field_scores"), counts)],
+            fields=frozenset() if unreadable else self.shared.fields(metadata.get("field_scores"), counts),
         )
         self.put(name, document)
 
@@ -516,7 +523,7 @@ def read_results_file(path: Path | str, source: str | None = None) -> Run:
             expected=_NO_VALUES,
             actual=_NO_VALUES,
             unreadable=unreadable,
-            fields=frozenset() if unreadable else shared[schema_fields(row.field_scores, counts)],
+            fields=frozenset() if unreadable else shared.fields(row.field_scores, counts),
         )
         builder.put(name, document)
     return builder.run()

@@ -53,6 +53,7 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel, ValidationError
 
+from helpers import strict_json
 from helpers.exchanges.calls import (
     DEFAULT_MATCH_ON,
     MATCH_PARTS,
@@ -62,7 +63,7 @@ from helpers.exchanges.calls import (
     first_difference,
     from_json,
 )
-from helpers.files import DATA_DIR, REPO_ROOT, write_text_atomically
+from helpers.files import DATA_DIR, REPO_ROOT, settle, write_text_atomically
 
 EXCHANGES_DIR = DATA_DIR / "exchanges"
 FORMAT = 2
@@ -197,7 +198,8 @@ def load_exchange(
             "(replay mode never falls back to the network)"
         )
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        settle(path.parent)  # an interrupted switch of the folder is finished or undone before reading
+        data = strict_json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise FixtureError(
             f"{path}: not UTF-8 text (byte {exc.start}); restore it from version control or "
@@ -341,7 +343,7 @@ def prompt_sha256(prompt: str) -> str:
 
 def reassemble(chunks: list[str]) -> Any:
     """Join streamed tool-input chunks and parse them, as Strands does at `contentBlockStop`."""
-    return json.loads("".join(chunks))
+    return strict_json.loads("".join(chunks))
 
 
 def save_exchange(data: dict[str, Any], path: Path | str) -> Path:

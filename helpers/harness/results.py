@@ -33,8 +33,6 @@ crashed run leaves whatever was at the path before, byte for byte.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -42,7 +40,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stickler import aggregate_from_comparisons
 
-from helpers.attribution.leaves import OUTPUT_PATH, UNREADABLE, document_diff, failures_of
+from helpers import strict_json
+from helpers.attribution.leaves import OUTPUT_PATH, UNREADABLE, counted_failures
+from helpers.files import StagedFile, settle
 
 if TYPE_CHECKING:  # importing strands_evals costs seconds; readers of a results file never need it
     from strands_evals.evaluators import StructuredOutputReport
@@ -143,7 +143,7 @@ def row_from_case(
     A case whose rows carry the evaluator's marker is `scored`; an output the evaluator could not
     read is `unreadable`; a case with no rows at all failed before scoring (the reason says why);
     a row without a verdict on offer (no ground truth) is `not_applicable`. `failures`, when given,
-    is called for a scored case with a miss and returns its failures by kind.
+    is called with a scored case's counts and returns its failures by kind.
     """
     outputs = list(outputs)
     base = {"name": name, "score": float(score), "test_pass": bool(test_pass), "reason": reason or ""}
@@ -151,7 +151,6 @@ def row_from_case(
         detail = output.metadata or {}
         if detail.get("evaluated_by") == MARKER:
             overall, counts = _aggregate(detail["comparison"])
-            missed = failures is not None and any(path.fn or path.fa or path.fd for path in counts.values())
             return ResultRow(
                 **base,
                 status="scored",
@@ -161,7 +160,7 @@ def row_from_case(
                 field_scores=dict(detail.get("field_scores", {})),
                 overall=overall,
                 counts=counts,
-                failures=failures() if missed else {},
+                failures=failures(counts) if failures is not None else {},
             )
         if detail.get("error") == "unreadable":
             return ResultRow(**base, status="unreadable", failures=UNREADABLE_FAILURES if failures else {})
@@ -179,9 +178,8 @@ def rows_from_report(report: StructuredOutputReport, spec: Any = None) -> Iterat
     for index, case in enumerate(report.cases):
         name = str(case.get("name") or f"case_{index}")
 
-        def failures(case: Mapping[str, Any] = case, name: str = name) -> dict[str, dict[str, int]]:
-            diff = document_diff(spec, case["expected_output"], case.get("actual_output"), name)
-            return failures_of(diff.leaves)
+        def failures(counts: Mapping[str, Counts], case: Mapping[str, Any] = case) -> dict[str, dict[str, int]]:
+            return counted_failures(spec, counts, case["expected_output"], case.get("actual_output"))
 
         yield row_from_case(
             name,
@@ -222,10 +220,8 @@ class ResultsWriter:
         self.path = Path(path)
         self.header = header
         self.count = 0
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
-        self._tmp = Path(tmp)
-        self._file = os.fdopen(handle, "w", encoding="utf-8")
+        self._staged = StagedFile(self.path)  # a killed run's staged file is cleaned by the next writer
+        self._file = self._staged.file
         self._names: set[str] = set()
         self._line(header.model_dump(by_alias=True))
 
@@ -246,17 +242,11 @@ class ResultsWriter:
         """Finish the file and rename it over `path`, so readers see the old file or the whole new one."""
         if self._file.closed:
             return self.path
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        os.replace(self._tmp, self.path)
-        return self.path
+        return self._staged.commit()
 
     def discard(self) -> None:
         """Drop what was written; `path` keeps whatever it held before."""
-        if not self._file.closed:
-            self._file.close()
-        self._tmp.unlink(missing_ok=True)
+        self._staged.discard()
 
     def __enter__(self) -> ResultsWriter:
         return self
@@ -280,7 +270,11 @@ def _problem(path: Path, line: int, exc: ValidationError) -> str:
 
 def _load_line(path: Path, number: int, text: str) -> dict[str, Any]:
     try:
-        record = json.loads(text)
+        record = strict_json.loads(text)
+    except strict_json.StrictJSONError as exc:
+        raise ResultsError(
+            f"{path}, line {number}: {exc.msg}; the file was edited by hand: re-run the scoring"
+        ) from exc
     except json.JSONDecodeError as exc:
         raise ResultsError(
             f"{path}, line {number}: not JSON ({exc.msg}); the file is cut short or was edited by hand: "
@@ -333,6 +327,7 @@ def iter_results(path: Path | str) -> Iterator[ResultRow]:
             the line and the field), or a case name that repeats.
     """
     path = Path(path)
+    settle(path.parent)  # a killed writer's switch or staged file is dealt with before reading
     read_header(path)
     seen: dict[str, int] = {}
     with path.open(encoding="utf-8") as file:
@@ -340,10 +335,10 @@ def iter_results(path: Path | str) -> Iterator[ResultRow]:
         for number, text in enumerate(file, start=2):
             if not text.strip():
                 continue
+            record = _load_line(path, number, text)  # the strict reader: no NaN, repeated key or huge number
             try:
-                row = ResultRow.model_validate_json(text)  # pydantic's own JSON parser: no dict in between
+                row = ResultRow.model_validate(record)
             except ValidationError as exc:
-                record = _load_line(path, number, text)  # names a line that is not JSON, or not an object
                 name = record.get("name")
                 where = f" (case {name!r})" if isinstance(name, str) else ""
                 raise ResultsError(
