@@ -33,6 +33,7 @@ from helpers.examples.fcc.documents import fcc_cases, from_snapshot
 from helpers.examples.fcc.schema import FccInvoice
 from helpers.examples.fcc.tuned import FccInvoiceTuned
 from helpers.examples.invoices import Invoice, reference_cases
+from helpers.exchanges.fixtures import load_exchange
 from helpers.files import DATA_DIR, REPO_ROOT
 from helpers.harness.cases import load_cases, load_predictions
 from helpers.harness.results import (
@@ -51,7 +52,8 @@ YOUR_OWN = REPO_ROOT / "examples" / "your_own_agent"
 
 
 def recorded(folder, name):
-    return json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))["turns"][0]["toolUse"]["input"]
+    """The structured output a cassette ends with (either file format: the last tool use holds it)."""
+    return load_exchange(folder / f"{name}.json").tool_uses()[-1]["input"]
 
 
 def walkthrough_pairs():
