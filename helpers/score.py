@@ -119,8 +119,8 @@ def check_arguments(args: argparse.Namespace) -> str | None:
         raise BadInput(f"--match-threshold {args.match_threshold} is outside [0, 1]; pass a score such as 0.7.")
     _need_file(args.cases, "--cases", "the JSONL case file")
     if args.predictions is not None:
-        if args.cassettes is not None or args.mode is not None:
-            raise BadInput("--cassettes and --mode go with --task; scoring --predictions runs no agent.")
+        if args.cassettes is not None or args.mode is not None or args.model is not None:
+            raise BadInput("--cassettes, --mode and --model go with --task; scoring --predictions runs no agent.")
         _need_file(args.predictions, "--predictions", "the JSONL predictions file")
         mode = None
     else:
