@@ -133,7 +133,11 @@ def test_json_output_naming_a_run_is_refused_before_any_work(tmp_path, small, ca
     old, new = save_both(tmp_path, small)
     before = new.read_bytes()
     assert main([str(old), str(new), "--json", str(new)]) == EXIT_BAD_INPUT
-    assert "is the run" in capsys.readouterr().err and new.read_bytes() == before
+    assert "is the same file as the new run" in capsys.readouterr().err and new.read_bytes() == before
+    link = tmp_path / "link.json"
+    link.symlink_to(old)
+    assert main([str(old), str(new), "--json", str(link)]) == EXIT_BAD_INPUT
+    assert "symbolic link" in capsys.readouterr().err
 
 
 # --- issue 17: another schema under the same name, rows that do not cover the cases ---------------
