@@ -261,3 +261,14 @@ def test_five_documents_are_too_few_and_the_command_says_so(tmp_path, small, cap
     assert "METRIC one of precision, recall, f1" in capsys.readouterr().err
     assert power.main([str(old), "--target", "nope.f1"]) == EXIT_BAD_INPUT
     assert "no field path 'nope'" in capsys.readouterr().err
+
+
+def test_the_gate_simulation_is_reproducible_from_its_seed_and_plants_its_regression():
+    from helpers.examples import simulated_gates
+
+    first, again = (simulated_gates.simulate(30, 20, 0.12, master=5, resamples=50) for _ in range(2))
+    assert all(np.array_equal(first[mode], again[mode]) for mode in ("per-field", "joint"))
+    assert first["change"] == again["change"] < 0
+    other = simulated_gates.simulate(30, 20, 0.12, master=6, resamples=50)
+    assert other["change"] != first["change"]
+    assert simulated_gates.simulate(30, 20, 0.0, master=5, resamples=50)["change"] != first["change"]
