@@ -136,6 +136,17 @@ def clean_leftovers(folder: Path | str) -> list[Path]:
     return touched
 
 
+def staged_path(path: Path | str) -> Path:
+    """A new staged name beside `path` for a writer that streams into it, after cleaning the folder.
+
+    Named like every staged file here, so what a killed writer leaves is cleaned by the next
+    write into the folder (`clean_leftovers`).
+    """
+    path = Path(path)
+    clean_leftovers(path.parent)
+    return path.parent / f".{path.name}.{_token()}{STAGED}"
+
+
 def _token() -> str:
     """`<pid>-<random>`: unique per call, and tells a cleaner whether its writer still runs."""
     return f"{os.getpid()}-{secrets.token_hex(4)}"

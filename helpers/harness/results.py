@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stickler import aggregate_from_comparisons
+
+from helpers.files import staged_path
 
 if TYPE_CHECKING:  # importing strands_evals costs seconds; readers of a results file never need it
     from strands_evals.evaluators import StructuredOutputReport
@@ -197,9 +198,8 @@ class ResultsWriter:
         self.header = header
         self.count = 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
-        self._tmp = Path(tmp)
-        self._file = os.fdopen(handle, "w", encoding="utf-8")
+        self._tmp = staged_path(self.path)  # a killed run's file is cleaned by the next write here
+        self._file = open(self._tmp, "x", encoding="utf-8")
         self._names: set[str] = set()
         self._line(header.model_dump(by_alias=True))
 
