@@ -68,7 +68,7 @@ def random_shipment(rng: random.Random, index: int, max_packages: int) -> Shipme
             notes=[_words(rng, 1, 3) for _ in range(rng.randint(0, 2))],
             parts=[
                 Part(name=_words(rng, 1, 2), size=round(rng.uniform(1, 90), 1) if rng.random() < 0.7 else None)
-                for _ in range(rng.randint(0, 3))
+                for _ in range(rng.randint(0, 2))
             ],
         )
         for number in range(rng.randint(0, max_packages))
@@ -79,7 +79,7 @@ def random_shipment(rng: random.Random, index: int, max_packages: int) -> Shipme
         shipped=date(2026, 1, 1) + timedelta(days=rng.randrange(365)) if rng.random() < 0.9 else None,
         weight=round(rng.uniform(0.1, 900.0), 3) if rng.random() < 0.8 else None,
         pieces=rng.randint(0, 300) if rng.random() < 0.8 else None,
-        tags=[rng.choice(WORDS) for _ in range(rng.randint(0, 3))],
+        tags=[rng.choice(WORDS) for _ in range(rng.randint(0, 2))],
         packages=packages,
     )
 
@@ -145,7 +145,7 @@ def random_prediction(rng: random.Random, truth: Shipment) -> Any:
     return predicted
 
 
-def random_run(count: int, max_packages: int = 4, seed: int = 2121, start: int = 0) -> Iterator[tuple[Case, Any]]:
+def random_run(count: int, max_packages: int = 3, seed: int = 2121, start: int = 0) -> Iterator[tuple[Case, Any]]:
     """Documents `start .. start + count - 1` as seeded `(case, prediction)` pairs of `Shipment`.
 
     Each document has its own seed, so any slice of a run is the same wherever it is drawn.

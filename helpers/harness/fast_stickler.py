@@ -146,23 +146,30 @@ def shipped() -> Iterator[None]:
             install()
 
 
-def differences(pairs: Sequence[tuple[Any, Any]], model: type) -> list[str]:
+def differences(pairs: Sequence[tuple[Any, Any]], model: type, timings: dict[str, float] | None = None) -> list[str]:
     """What differs between scoring `(case, output)` pairs with stickler as shipped and sped up.
 
     Compared byte for byte: the saved report (every score, verdict, reason, field score and
     raw comparison with its counts), the run's rollups (`report.metrics()`), and each
     document's `non_matches` from stickler's own `eval_for(model).evaluate`. Returns the names
     of the documents that differ, `"metrics"` or `"report"` for the run-wide parts; empty when
-    everything is identical.
+    everything is identical. `timings`, when given, receives the seconds each side took.
     """
+    import time
+
+    started = time.perf_counter()
     with shipped():
         before = _snapshot(pairs, model)
-    was = install()
+    middle = time.perf_counter()
+    was = _state["installed"]
+    install()
     try:
         after = _snapshot(pairs, model)
     finally:
         if not was:
             uninstall()
+    if timings is not None:
+        timings.update(shipped=middle - started, sped_up=time.perf_counter() - middle)
     names = [str(case.name) for case, _ in pairs]
     differing = [name for name, old, new in zip(names, before[0], after[0], strict=True) if old != new]
     run_wide = zip(("metrics", "report"), before[1:], after[1:], strict=True)
