@@ -31,8 +31,8 @@ project's fixtures and on random documents with nested lists (`tests/test_fast_s
 and `bench/bench_stickler_identity.py` for 10,000 documents). On any other installed version
 `install()` leaves stickler alone and prints one line saying so.
 
-The same two changes, as a patch to stickler itself, are in `stickler_upstream.diff` beside
-this module.
+The same two changes, as a patch to stickler 1.0.0 itself, are `stickler_upstream.diff` beside
+this module (checked the same way against stickler as shipped).
 """
 
 from __future__ import annotations
