@@ -6,12 +6,15 @@ services) or `auto`, the default: live when AWS credentials resolve, replay othe
 Choosing in `auto` opens no socket: the credentials check leaves out the EC2 and ECS metadata
 services unless `AWS_EC2_METADATA_DISABLED=false` is set, and any failure to load credentials
 (a `credential_process` printing non-JSON, an SSO profile never logged in, a broken config)
-means replay. The recorders run the same check and report the failure instead.
+means replay. A check that waits (a `credential_process` that hangs, an SSO helper asking for
+input) is given `CREDENTIALS_TIMEOUT` seconds, then means replay too. The recorders run the same
+check and report the failure instead.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from typing import Literal
 
 ENV_VAR = "EVAL_NOTEBOOKS_MODE"
@@ -22,6 +25,9 @@ MODES = ("replay", "live", "auto")
 OFFLINE_ENV = {ENV_VAR: "replay", "PYTHONWARNINGS": "ignore", "JUPYTER_COLUMNS": "115"}
 
 Mode = Literal["replay", "live"]
+# Seconds `auto` waits for the credentials check; a hung provider is left running in a daemon
+# thread (its process belongs to the user's config), and the mode is replay.
+CREDENTIALS_TIMEOUT = 5.0
 
 
 class ModeError(ValueError):
@@ -47,11 +53,20 @@ def aws_credentials_resolve() -> bool:
         from helpers.services.bedrock import check_credentials
     except ImportError:
         return False
-    try:
-        check_credentials()
-    except Exception:  # CredentialsError, or anything a credential provider raised
-        return False
-    return True
+    found: list[bool] = []
+
+    def check() -> None:
+        try:
+            check_credentials()
+        except Exception:  # CredentialsError, or anything a credential provider raised
+            found.append(False)
+        else:
+            found.append(True)
+
+    worker = threading.Thread(target=check, name="aws-credentials-check", daemon=True)
+    worker.start()
+    worker.join(CREDENTIALS_TIMEOUT)
+    return bool(found and found[0])
 
 
 def current_mode() -> Mode:

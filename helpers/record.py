@@ -1,14 +1,17 @@
 """Record your agent's exchanges into a cassette folder, live, one exchange file per case.
 
-    python -m helpers.record --schema M:Class --cases CASES.jsonl --task M:function --cassettes DIR [--only NAME ...]
+    python -m helpers.record --schema M:Class --cases CASES.jsonl --task M:function --cassettes DIR \
+        [--only NAME ...] [--model M:function] [--match-on PART,...] [--max-calls N]
 
 Runs `task(case, model)` for each case (or each `--only` case) with a recording wrapper around
-the live Bedrock model, and writes `DIR/<case name>.json` for each case that succeeded, bound to
-the prompt the task sent. `make record` is this command applied to the bundled offline invoice.
+the live model, and writes `DIR/<case name>.json` for each case that succeeded: every request the
+agent sent and every event that came back. `make record` is this command applied to the bundled
+offline invoice.
 
-Credentials come from the profile in AWS_PROFILE (or any source boto3 resolves), checked offline
-before any call; the region from AWS_REGION, then AWS_DEFAULT_REGION, then the profile, then
-us-east-1. This module imports only the standard library at the top, so `--help` answers at once
+The model is Bedrock unless `--model module:function` names a factory returning any Strands
+Model. For Bedrock, credentials come from the profile in AWS_PROFILE (or any source boto3
+resolves), checked offline before any call; the region from AWS_REGION, then AWS_DEFAULT_REGION,
+then the profile, then us-east-1. This module imports only the standard library at the top, so `--help` answers at once
 and a missing dependency is reported as exit 1 with a message rather than as a traceback.
 """
 
@@ -28,10 +31,12 @@ Exit codes:
   0  recorded: each case's cassette was replaced atomically (hand_authored false, recording
      time set); the payload and what changed from the previous cassette are printed for review
   1  a dependency is missing (strands-agents, boto3): run `make setup`
-  2  bad input (a case file, schema, task or --only name that does not load), or the agent
-     call failed: bad or absent credentials, no model access, wrong region, or any runtime
-     error; the exception type and message are printed
-  3  the model never called the structured-output tool for a case
+  2  bad input (a case file, schema, task, --model factory or --only name that does not load, a
+     task that returns something other than the structured output), or the agent call failed:
+     bad or absent credentials, no model access, wrong region, or any runtime error; the
+     exception type and message are printed
+  3  the model never produced the structured output for a case (no call of the structured-output
+     tool, no JSON answer), or it used up --max-calls model calls trying
 Each case is written only after it succeeded; a failed case leaves its cassette byte for byte
 as it was, and no other file is touched.
 """
@@ -39,6 +44,10 @@ as it was, and no other file is touched.
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1
 EXIT_BAD_INPUT = 2
+# helpers.exchanges.calls.DEFAULT_MATCH_ON and MATCH_PARTS, and recording.DEFAULT_MAX_CALLS (a test checks they agree).
+DEFAULT_MATCH_ON = ("system", "tools", "tool_choice", "output_schema", "messages")
+MATCH_PARTS = ("system", "tools", "tool_choice", "output_schema", "messages", "user_text")
+DEFAULT_MAX_CALLS = 12
 REQUIRED = {"strands": "strands-agents", "boto3": "boto3", "botocore": "botocore", "pydantic": "pydantic"}
 
 
@@ -65,8 +74,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--task", required=True, help="the task function task(case, model), as module:function")
     parser.add_argument("--cassettes", required=True, type=Path, help="the cassette folder (created if absent)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="record only these cases (default: every case)")
+    parser.add_argument(
+        "--model",
+        metavar="MODULE:FUNCTION",
+        help="a function returning the Strands Model to record (default: Bedrock, see --model-id and --region)",
+    )
     parser.add_argument("--model-id", help="the Bedrock model id (default: helpers.services.bedrock.MODEL_ID)")
-    parser.add_argument("--region", default=None, help="overrides AWS_REGION and the profile's region")
+    parser.add_argument("--region", default=None, help="overrides AWS_REGION and the profile's region (Bedrock)")
+    parser.add_argument(
+        "--match-on",
+        metavar="PART,...",
+        default=",".join(DEFAULT_MATCH_ON),
+        help="the request parts a replay must match, written into each cassette: system, tools, tool_choice, "
+        f"output_schema, messages, user_text (default: {','.join(DEFAULT_MATCH_ON)})",
+    )
+    parser.add_argument(
+        "--max-calls",
+        type=int,
+        default=DEFAULT_MAX_CALLS,
+        help=f"model calls one case may make before it ends with exit 3 (default {DEFAULT_MAX_CALLS})",
+    )
     return parser
 
 
@@ -81,6 +108,8 @@ def record_cases(
     record_command: str,
     only: Sequence[str] | None = None,
     out: TextIO | None = None,
+    match_on: Sequence[str] = DEFAULT_MATCH_ON,
+    max_calls: int = DEFAULT_MAX_CALLS,
 ) -> int:
     """Record each case (or each `only` case) through `model` into its cassette; returns the exit code.
 
@@ -92,11 +121,13 @@ def record_cases(
         schema: The pydantic output model.
         cases: The Strands Evals cases (`helpers.harness.cases.load_cases`).
         task: `task(case, model)`, returning the structured output.
-        model: The provider to record (Bedrock, or a stand-in in tests).
+        model: The provider to record (any Strands Model).
         record_command: Named in each cassette's provenance note and in replay errors.
+        match_on: The request parts a replay of these cassettes must match.
+        max_calls: The model calls one case may make.
     """
     from helpers.exchanges.cassettes import CassetteError, cassette_paths
-    from helpers.exchanges.recording import EXIT_AGENT_FAILED, capture_task, commit_fixture, report_agent_failure
+    from helpers.exchanges.recording import EXIT_AGENT_FAILED, capture_task, commit_fixture
 
     out = out or sys.stdout
     try:
@@ -114,14 +145,24 @@ def record_cases(
         return EXIT_BAD_INPUT
     selected = [case for case in cases if not only or case.name in only]
     note = (
-        f"Recorded from {model_id} by `{record_command}`: the chunks and usage are exactly as the provider "
-        "streamed them."
+        f"Recorded from {model_id} by `{record_command}`: the requests are what the agent sent and the events "
+        "exactly what the provider streamed."
     )
     failures: list[tuple[str, int]] = []
     for case in selected:
         path = paths[case.name]
         captured = capture_task(
-            task, case, model, schema, source=str(path), model_id=model_id, note=note, label=case.name, out=out
+            task,
+            case,
+            model,
+            schema,
+            source=str(path),
+            model_id=model_id,
+            note=note,
+            label=case.name,
+            out=out,
+            match_on=match_on,
+            max_calls=max_calls,
         )
         if isinstance(captured, int):
             print(f"{case.name}: {path} was left unchanged.", file=out)
@@ -129,8 +170,8 @@ def record_cases(
             continue
         try:
             commit_fixture(captured, path, out, label=case.name)
-        except OSError as exc:  # a full disk, a read-only folder: the atomic write kept the old file
-            report_agent_failure(exc, out, subject=f"{case.name}: writing {path}")
+        except OSError as exc:  # a WriteError (a full disk, a read-only folder): the old file is whole
+            print(f"{case.name}: {exc}.", file=out)
             print(f"{case.name}: {path} was left unchanged.", file=out)
             failures.append((case.name, EXIT_AGENT_FAILED))
     recorded = len(selected) - len(failures)
@@ -153,26 +194,34 @@ def main(
     if not args.cases.is_file():
         print(f"{args.cases}: no case file here (check --cases). Nothing was written.", file=out)
         return EXIT_BAD_INPUT
+    problem = _option_problem(args)
+    if problem is not None:
+        print(f"{problem} Nothing was written.", file=out)
+        return EXIT_BAD_INPUT
     missing = missing_dependencies()
     if missing:
         print(f"Missing dependency: {', '.join(missing)}. Install the project with `make setup`.", file=out)
         return EXIT_MISSING_DEPENDENCY
     from helpers.harness.cases import CaseFileError, load_cases
     from helpers.harness.schema import SchemaError, load_schema, load_task
-    from helpers.services.bedrock import MODEL_ID
+    from helpers.outputs import OutputError
 
     try:
         schema = load_schema(args.schema)
         task = load_task(args.task)
         cases = load_cases(args.cases, schema)
-    except (SchemaError, CaseFileError) as exc:
+        check_cassette_outputs(args, [case.name for case in cases])
+    except (SchemaError, CaseFileError, OutputError) as exc:
         print(f"{exc}. Nothing was written.", file=out)
         return EXIT_BAD_INPUT
-    model_id = args.model_id or MODEL_ID
-    model = model_factory() if model_factory is not None else _bedrock(model_id, args.region, out)
+    model = model_factory() if model_factory is not None else _live_model(args, out)
     if model is None:
         print("Nothing was written.", file=out)
         return EXIT_BAD_INPUT
+    from helpers.exchanges.provenance import model_id as model_id_of
+    from helpers.services.bedrock import MODEL_ID
+
+    model_id = model_id_of(model) or (args.model_id or MODEL_ID if args.model is None else "(no model id)")
     return record_cases(
         schema,
         cases,
@@ -180,33 +229,77 @@ def main(
         args.cassettes,
         model=model,
         model_id=model_id,
-        record_command=record_command(args.schema, args.cases, args.task, args.cassettes),
+        record_command=record_command(args.schema, args.cases, args.task, args.cassettes, args.model),
         only=args.only,
         out=out,
+        match_on=args.match_on.split(","),
+        max_calls=args.max_calls,
     )
 
 
-def record_command(schema: str, cases: Path | str, task: str, cassettes: Path | str) -> str:
+def check_cassette_outputs(args: argparse.Namespace, names: Sequence[str]) -> None:
+    """Refuse, before any call, a cassette file that is an input of the run, a symlink, a device or a folder."""
+    from helpers.exchanges.cassettes import CassetteError, cassette_paths
+    from helpers.outputs import OutputError, check_folder, check_output, module_file, refuse_overlap
+
+    check_folder(args.cassettes, "--cassettes")
+    try:
+        paths = cassette_paths(args.cassettes, names)
+    except CassetteError as exc:
+        raise OutputError(str(exc)) from exc
+    selected = {name: path for name, path in paths.items() if not args.only or name in args.only}
+    for name, path in selected.items():
+        check_output(path, f"the cassette of case {name!r}")
+    inputs = {"--cases": args.cases, "the --schema module": module_file(args.schema)}
+    inputs["the --task module"] = module_file(args.task)
+    if args.model is not None:
+        inputs["the --model module"] = module_file(args.model)
+    refuse_overlap({f"the cassette of case {name!r}": path for name, path in selected.items()}, inputs)
+
+
+def _option_problem(args: argparse.Namespace) -> str | None:
+    """The first option that is out of range or contradicts another, as a message with the fix."""
+    if args.max_calls < 1:
+        return f"--max-calls {args.max_calls}: a case needs at least one model call; pass a count such as 12."
+    unknown = [part for part in args.match_on.split(",") if part not in MATCH_PARTS]
+    if unknown or not args.match_on:
+        return f"--match-on {args.match_on!r}: name parts from {', '.join(MATCH_PARTS)}, separated by commas."
+    if args.model is not None and (args.model_id is not None or args.region is not None):
+        return "--model-id and --region set up the default Bedrock model; with --model, set them in your factory."
+    return None
+
+
+def record_command(schema: str, cases: Path | str, task: str, cassettes: Path | str, model: str | None = None) -> str:
     """The command that records this cassette folder, for provenance notes and replay errors."""
     parts = ["python", "-m", "helpers.record", "--schema", schema, "--cases", str(cases)]
     parts += ["--task", task, "--cassettes", str(cassettes)]
+    if model is not None:
+        parts += ["--model", model]
     return shlex.join(parts)
 
 
-def _bedrock(model_id: str, region: str | None, out: TextIO) -> Any:
-    """The live model after an offline credentials check, or None once the reason is printed."""
+def _live_model(args: argparse.Namespace, out: TextIO) -> Any:
+    """The model to record: the `--model` factory's, or Bedrock after an offline credentials check.
+
+    Returns None once the reason it could not be built is printed.
+    """
     from helpers.exchanges.recording import report_agent_failure
-    from helpers.services.bedrock import check_credentials, live_model, resolve_region
+    from helpers.services.models import ModelFactoryError, bedrock_model, describe_live, model_from_factory
 
     try:
-        check_credentials()
-        region = region or resolve_region()
-        model = live_model(model_id=model_id, region=region)
+        if args.model is not None:
+            model = model_from_factory(args.model)
+            where = ""
+        else:
+            model, region = bedrock_model(args.model_id, args.region)
+            where = f" in {region}, AWS profile {os.environ.get('AWS_PROFILE') or '(boto3 default chain)'}"
+    except ModelFactoryError as exc:
+        print(f"{exc}.", file=out)
+        return None
     except Exception as exc:  # no credentials, a profile that does not exist, a region boto3 refuses
         report_agent_failure(exc, out)
         return None
-    profile = os.environ.get("AWS_PROFILE") or "(boto3 default chain)"
-    print(f"Recording with {model_id} in {region}, AWS profile {profile}.", file=out)
+    print(f"Recording with {describe_live(model)}{where}.", file=out)
     return model
 
 

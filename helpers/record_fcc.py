@@ -33,12 +33,14 @@ import importlib
 import json
 import shutil
 import sys
-import tempfile
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
+
+from helpers.files import staging_folder
 
 # The values of helpers.record (a test checks they agree), repeated here because the dependency
 # check must run before anything that imports strands.
@@ -48,6 +50,7 @@ EXIT_AGENT_FAILED = 2
 EXIT_NO_STRUCTURED_OUTPUT = 3
 REQUIRED_MODULES = ("boto3", "requests", "strands", "stickler")
 NOTHING_WRITTEN = "Nothing was written; the snapshot, the case file and the exchanges are unchanged."
+STAGING_PREFIX = "record-fcc-"
 
 
 class _Stop(Exception):
@@ -86,17 +89,61 @@ def main(
             Path(args.cases) if args.cases else CASES_PATH,
             Path(args.exchanges) if args.exchanges else FCC_EXCHANGES_DIR,
         )
+        _check_targets(targets, out)
+        _settle(targets, out)
         client = _client(args, out)
         model, model_id = _model(model_factory, out)
         source = _download(client, targets.exchanges, out)
-        with tempfile.TemporaryDirectory(prefix="record-fcc-") as staging:
-            writes = _record(source, model, model_id, Path(staging), targets, out)
+        with staging_folder(STAGING_PREFIX) as staging:
+            writes = _record(source, model, model_id, staging, targets, out)
             _switch(writes, source, targets, out)
     except _Stop as stop:
         if stop.code != EXIT_MISSING_DEPENDENCY:
             print(NOTHING_WRITTEN, file=out)
         return stop.code
     return EXIT_OK
+
+
+def _check_targets(targets: _Targets, out: TextIO) -> None:
+    """Refuse, before any work, targets that are one file, a symlink, a device or a folder."""
+    from helpers.outputs import OutputError, check_folder, check_output, refuse_overlap
+
+    try:
+        check_output(targets.snapshot, "--snapshot")
+        check_output(targets.cases, "--cases")
+        check_folder(targets.exchanges, "--exchanges")
+        refuse_overlap({"--snapshot": targets.snapshot, "--cases": targets.cases}, {})
+        for option, path in (("--snapshot", targets.snapshot), ("--cases", targets.cases)):
+            if path.absolute().parent == targets.exchanges.absolute():
+                raise OutputError(
+                    f"{option} {path} is inside --exchanges {targets.exchanges}, where exchanges are written "
+                    "and stale ones removed; keep it in another folder"
+                )
+    except OutputError as exc:
+        print(f"Refused: {exc}.", file=out)
+        raise _Stop(EXIT_AGENT_FAILED) from exc
+
+
+def _settle(targets: _Targets, out: TextIO) -> None:
+    """Finish or undo a switch a killed run left in the target folders, and its staging folders, and say so."""
+    from helpers.files import WriteError, remove_dead_staging, settle
+
+    folders = dict.fromkeys(
+        path.absolute() for path in (targets.snapshot.parent, targets.cases.parent, targets.exchanges)
+    )
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            restored = [path for folder in folders for path in settle(folder) if not path.name.startswith(".")]
+        except WriteError as exc:
+            print(f"An interrupted switch could not be undone: {exc}", file=out)
+            raise _Stop(EXIT_AGENT_FAILED) from exc
+    for warning in seen:
+        print(f"Warning: {warning.message}", file=out)
+    if restored:
+        print(f"Rolled back the switch a killed run left: {', '.join(map(str, restored))} restored.", file=out)
+    for folder in remove_dead_staging(STAGING_PREFIX):
+        print(f"Removed {folder}, the staging folder of a killed run.", file=out)
 
 
 def _parser() -> argparse.ArgumentParser:

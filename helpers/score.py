@@ -6,9 +6,11 @@
 Each case's `expected_output` is compared with its output by Strands Evals'
 `StructuredOutputSimilarity(schema)` in one `Experiment(..., report_cls=StructuredOutputReport)`.
 The outputs come from a predictions file, or from running `task(case, model)`, where `model`
-replays the case's cassette (`--mode replay`, the default) or is the live Bedrock model
-(`--mode live`, needs AWS credentials). The saved report is the report's own pydantic JSON;
-the per-field table and the per-case scores are printed.
+replays the case's cassette (`--mode replay`, the default) or is the live model (`--mode live`:
+Bedrock with AWS credentials, or any Strands Model a `--model module:function` factory returns;
+each case may make at most `helpers.exchanges.recording.DEFAULT_MAX_CALLS` model calls). The
+saved report is the report's own pydantic JSON; the per-field table and the per-case scores are
+printed.
 
 Arguments and files are checked before Strands Evals is imported, so `--help` and a bad
 argument answer at once.
@@ -23,6 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from helpers import outputs
+from helpers.files import WriteError, one_step
 from helpers.scale import command as scale  # standard library only at import: --help stays fast
 
 EXIT_CODES = """\
@@ -56,7 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--predictions", type=Path, help="a JSONL file of stored outputs, one per case")
     source.add_argument("--task", help="the task function task(case, model), as module:function")
     parser.add_argument("--cassettes", type=Path, help="the cassette folder the task replays (with --task)")
-    parser.add_argument("--mode", choices=("replay", "live"), help="replay the cassettes (default) or call Bedrock")
+    parser.add_argument("--mode", choices=("replay", "live"), help="replay the cassettes (default) or call the model")
+    parser.add_argument(
+        "--model",
+        metavar="MODULE:FUNCTION",
+        help="with --mode live: a function returning the Strands Model to call (default: Bedrock)",
+    )
     parser.add_argument("--out", type=Path, help="where to write the saved report (JSON); --results can replace it")
     parser.add_argument(
         "--match-threshold",
@@ -64,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.7,
         help="similarity at which list items pair and the score and recall a case needs to pass, in [0, 1] "
         "(default 0.7)",
+    )
+    parser.add_argument(
+        "--failures", action="store_true", help="also print the failures by kind per field path (list indices folded)"
     )
     scale.add_arguments(parser)
     return parser
@@ -76,9 +88,16 @@ def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         mode = check_arguments(args)
-        report = run(args, mode, out)
+        with one_step():  # --out and --results: both written, or neither
+            report = run(args, mode, out)
     except BadInput as exc:
         print(f"{exc} Nothing was written.", file=out)
+        return EXIT_BAD_INPUT
+    except outputs.OutputError as exc:
+        print(f"{exc}. Nothing was written.", file=out)
+        return EXIT_BAD_INPUT
+    except WriteError as exc:  # the old file is whole and no temporary file is left
+        print(f"{exc}. Nothing was written.", file=out)
         return EXIT_BAD_INPUT
     except ImportError as exc:
         print(f"Missing dependency: {exc.name or exc}. Install the project with `make setup`.", file=out)
@@ -89,6 +108,8 @@ def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
     if report is not None:  # None: scored to --results only, whose summary is printed
         print_report(report, out)
         print(f"Saved the report to {args.out}.", file=out)
+    if args.failures:
+        print_failures(report, args, out)
     return EXIT_OK
 
 
@@ -105,6 +126,8 @@ def check_arguments(args: argparse.Namespace) -> str | None:
     else:
         mode = args.mode or "replay"
         forced = os.environ.get(MODE_VARIABLE, "").strip().lower()
+        if args.model is not None and mode != "live":
+            raise BadInput("--model names the live model; it goes with --mode live (a replay needs no model).")
         if mode == "live" and forced == "replay":
             raise BadInput(f"--mode live, but {MODE_VARIABLE}=replay forbids live calls; unset it to call Bedrock.")
         if mode == "replay":
@@ -115,11 +138,10 @@ def check_arguments(args: argparse.Namespace) -> str | None:
                     f"--cassettes {args.cassettes}: no such folder; record it with `python -m helpers.record` "
                     "(same --schema, --cases, --task and --cassettes)."
                 )
-    if args.out is not None and args.out.is_dir():
-        raise BadInput(f"--out {args.out} is a folder; name the report file, such as {args.out / 'run.json'}.")
-    inputs = {args.cases.resolve(), (args.predictions or args.cases).resolve()}
-    if args.out is not None and args.out.resolve() in inputs:
-        raise BadInput(f"--out {args.out} would overwrite an input file; name a new report file.")
+    for option in ("--out", "--results"):
+        if getattr(args, option[2:]) is not None:
+            outputs.check_output(getattr(args, option[2:]), option)
+    outputs.refuse_overlap(_outputs(args), {"--cases": args.cases, "--predictions": args.predictions})
     problem = scale.problem(args)
     if problem is not None:
         raise BadInput(problem)
@@ -146,6 +168,7 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
             task = agent_task(load_task(args.task), schema, args, mode, cases, out)
     except (SchemaError, CaseFileError, FixtureError) as exc:
         raise BadInput(str(exc).rstrip(".") + ".") from exc
+    outputs.refuse_overlap(_outputs(args), _run_inputs(args, cases))  # the modules are known once imported
     if args.predictions is not None and scale.wanted(args):  # the same step in batches, on workers
         return scale.score_predictions(args, cases, predictions, out)
     evaluator = StructuredOutputSimilarity(schema, match_threshold=args.match_threshold)
@@ -169,13 +192,17 @@ def agent_task(
     from strands_evals import eval_task
 
     from helpers.exchanges.cassettes import Cassettes
+    from helpers.exchanges.recording import output_problem
     from helpers.record import record_command
 
     problems: list[str] = []
     if mode == "live":
-        model = _live_model()
-        print(f"Scoring {len(cases)} case(s) live with {model.get_config().get('model_id')}.", file=out)
-        models = {case.name: (lambda model=model: model) for case in cases}
+        from helpers.exchanges.recording import RecordingModel
+        from helpers.services.models import describe_live
+
+        model = _live_model(args.model)
+        print(f"Scoring {len(cases)} case(s) live with {describe_live(model)}.", file=out)
+        models = {case.name: (lambda model=model: RecordingModel(model)) for case in cases}  # bounds each case's calls
     else:
         command = record_command(args.schema, args.cases, args.task, args.cassettes)
         names = [case.name for case in cases]
@@ -183,9 +210,7 @@ def agent_task(
             args.cassettes, names, tool_name=schema.__name__, record_command=command, output_model=schema
         )
         exchanges = cassettes.load_all()
-        hand = sum(exchange.hand_authored for exchange in exchanges.values())
-        label = f", {hand} of them hand-authored" if hand else ""
-        print(f"Scoring {len(cases)} case(s) by replaying {args.cassettes}{label}.", file=out)
+        print(f"Scoring {len(cases)} case(s) by replaying {args.cassettes}{_origins(exchanges.values())}.", file=out)
         models = {name: (lambda name=name: cassettes.replay(name, exchanges[name])) for name in exchanges}
 
     @eval_task()
@@ -199,6 +224,10 @@ def agent_task(
             cause = _replay_problem(exc)
             problems.append(f"case {case.name!r}: {cause or f'the task raised {type(exc).__name__}: {exc}'}")
             raise
+        problem = output_problem(output, schema)
+        if problem is not None:  # an AgentResult or a str would be scored, then fail to save
+            problems.append(f"case {case.name!r}: the task {problem}.")
+            return {"output": None}
         if hasattr(model, "check_finished"):
             try:
                 model.check_finished()
@@ -223,14 +252,49 @@ def _replay_problem(exc: BaseException) -> str | None:
     return None
 
 
-def _live_model() -> Any:
-    from helpers.services.bedrock import CredentialsError, check_credentials, live_model
+def _origins(exchanges: Any) -> str:
+    """Where the replayed cassettes came from, when not all from a model's own service: hand, stand-in, endpoint."""
+    exchanges = list(exchanges)
+    notes = []
+    hand = sum(exchange.hand_authored for exchange in exchanges)
+    if hand:
+        notes.append(f"{hand} of them hand-authored")
+    stand_in = sum(bool(exchange.stand_in) and not exchange.hand_authored for exchange in exchanges)
+    if stand_in:
+        notes.append(f"{stand_in} answered by a stand-in server, not a model")
+    endpoints = sorted({exchange.endpoint for exchange in exchanges if exchange.endpoint})
+    if endpoints:
+        through = sum(bool(exchange.endpoint) for exchange in exchanges)
+        notes.append(f"{through} recorded through {', '.join(endpoints)} (a local or overridden endpoint)")
+    return "".join(f", {note}" for note in notes)
+
+
+def _live_model(factory: str | None) -> Any:
+    from helpers.services.bedrock import CredentialsError
+    from helpers.services.models import ModelFactoryError, bedrock_model, model_from_factory
 
     try:
-        check_credentials()
-        return live_model()
-    except CredentialsError as exc:
+        return model_from_factory(factory) if factory is not None else bedrock_model(None, None)[0]
+    except (CredentialsError, ModelFactoryError) as exc:
         raise BadInput(f"--mode live: {exc}.") from exc
+
+
+def _outputs(args: argparse.Namespace) -> dict[str, Path]:
+    return {option: path for option, path in (("--out", args.out), ("--results", args.results)) if path is not None}
+
+
+def _run_inputs(args: argparse.Namespace, cases: list) -> dict[str, Path | None]:
+    """Every file this run reads: the case and predictions files, the modules, each case's cassette."""
+    inputs = {"--cases": args.cases, "--predictions": args.predictions}
+    for option in ("schema", "task", "model"):  # each module, once imported
+        if getattr(args, option, None) is not None:
+            inputs[f"the --{option} module"] = outputs.module_file(getattr(args, option))
+    if args.task is not None and args.cassettes is not None:
+        from helpers.exchanges.cassettes import cassette_paths
+
+        paths = cassette_paths(args.cassettes, [case.name for case in cases])
+        inputs |= {f"the cassette of case {name!r}": path for name, path in paths.items()}
+    return inputs
 
 
 def print_report(report: Any, out: TextIO) -> None:
@@ -249,6 +313,22 @@ def print_report(report: Any, out: TextIO) -> None:
     print(text_table(("case", "score", "verdict"), table), file=out)
     passed = sum(1 for row in cases if row["test_pass"])
     print(f"\nOverall score {report.overall_score:.3f}; {passed} of {len(cases)} case(s) pass.", file=out)
+
+
+def print_failures(report: Any, args: argparse.Namespace, out: TextIO) -> None:
+    """The failures by kind per field path: from the report, or from the results file written."""
+    import stickler
+
+    from helpers.attribution.kinds import failures_text, report_diffs, results_failures, run_failures
+    from helpers.harness.schema import load_schema
+
+    if report is None:
+        documents = results_failures(args.results)
+    else:
+        spec = stickler.eval_for(load_schema(args.schema), match_threshold=args.match_threshold)
+        documents = run_failures(report_diffs(report, spec))
+    print("\nFailures by kind (per field path, list indices folded):", file=out)
+    print(failures_text(documents), file=out)
 
 
 def _need_file(path: Path, option: str, what: str) -> None:

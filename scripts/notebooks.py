@@ -86,8 +86,8 @@ def store(notebook: nbformat.NotebookNode, path: Path) -> bool:
         return False
     try:
         write_text_atomically(path, text)
-    except OSError as exc:
-        raise NotebookFailed(f"cannot write {path}: {exc}; the stored notebook is unchanged") from exc
+    except OSError as exc:  # a WriteError, whose message names the file and the OS error
+        raise NotebookFailed(f"{exc}; the stored notebook is unchanged") from exc
     return True
 
 

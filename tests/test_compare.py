@@ -393,11 +393,39 @@ def test_interval_gates_fail_only_beyond_noise(comparison):
         "high(delta(line_items.description.f1)) >= 0",
         "low(delta(total_amount.f1)) > 0",
     ]
-    date, description, total = evaluate_gates(rules, comparison)
-    assert date.measured == comparison.delta("invoice_date.f1").high and not date.passed
-    assert date.on == "high of interval"
-    assert description.passed  # same simulated rate in both runs: noise, not a regression
-    assert total.measured == comparison.delta("total_amount.f1").low and total.passed
+    for mode in ("joint", "per-field"):
+        date, description, total = evaluate_gates(rules, comparison, intervals=mode)
+        band = (
+            comparison.joint(["invoice_date.f1", "line_items.description.f1", "total_amount.f1"])
+            if mode == "joint"
+            else {target: comparison.delta(target) for target in ("invoice_date.f1", "total_amount.f1")}
+        )
+        assert date.measured == band["invoice_date.f1"].high and not date.passed
+        assert date.on == f"high of {mode} interval" and date.interval == mode
+        assert date.family == (3 if mode == "joint" else 0)
+        assert description.passed  # same simulated rate in both runs: noise, not a regression
+        assert total.measured == band["total_amount.f1"].low and total.passed
+
+
+def test_the_joint_band_is_wider_than_each_interval_and_holds_the_estimate(comparison):
+    targets = [f"{path}.f1" for path in comparison.paths]
+    band = comparison.joint(targets)
+    for target in targets:
+        alone, joint = comparison.delta(target), band[target]
+        assert joint.estimate == alone.estimate
+        assert joint.low <= joint.estimate <= joint.high
+        if alone.high > alone.low:  # a field no document moved has a point for both
+            assert joint.high - joint.low > alone.high - alone.low, target
+
+
+def test_plain_and_delta_gates_record_no_interval_mode(comparison):
+    for result in evaluate_gates(["overall >= 0.8", "delta(invoice_date.f1) >= 0"], comparison):
+        assert result.interval == "" and result.family == 0
+
+
+def test_an_unknown_interval_mode_is_refused(comparison):
+    with pytest.raises(ValueError, match="joint, per-field"):
+        evaluate_gates(["high(delta(invoice_date.f1)) >= 0"], comparison, intervals="bonferroni")
 
 
 def test_gates_against_a_single_run(candidate):

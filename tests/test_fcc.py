@@ -303,6 +303,11 @@ def test_provenance_lines_for_live_and_recorded_data():
     assert exchanges_summary(recorded) == (
         "2 exchanges recorded from m (2026-01-01 to 2026-03-01), replayed (data/exchanges/fcc/)"
     )
+    local = [Exchange("b", {**recorded[0].provenance, "endpoint": "127.0.0.1:8765", "stand_in": "answers"}, [])]
+    assert exchanges_summary(local).endswith(
+        "; 1 answered by a stand-in server, not a model; "
+        "recorded through 127.0.0.1:8765, a local or overridden endpoint"
+    )
 
 
 def test_live_mode_needs_the_shared_model():

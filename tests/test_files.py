@@ -130,7 +130,7 @@ count = 0
 
 def replace_then_die(src, dst):
     global count
-    count += 1
+    count += not str(dst).endswith(".switch.json")  # the renames of the files, not of their journals
     if count == 2:
         os._exit(9)  # killed between two renames: one new file in, one old file left
     real_replace(src, dst)
@@ -166,15 +166,35 @@ def dead_pid() -> int:
     return child.pid
 
 
-def test_leftovers_of_a_dead_writer_are_cleaned_and_others_kept(tmp_path):
+HOLD_LOCK = """
+import fcntl, sys, time
+handle = open(sys.argv[1], "a")
+fcntl.flock(handle, fcntl.LOCK_EX)
+print("locked", flush=True)
+sys.stdin.read()  # until the test closes stdin
+"""
+
+
+def test_leftovers_are_judged_by_the_lock_their_writer_holds_not_by_pid(tmp_path):
     pid = dead_pid()
-    dead = [f".x.json.{pid}-0123abcd.tmp", f".x.json.{pid}-0123abcd.bak"]
-    running = f".x.json.{os.getpid()}-0123abcd.tmp"
+    dead = [f".x.json.{pid}-0123abcd.tmp", f".x.json.{pid}-0123abcd.bak", f".x.json.{os.getpid()}-0123abcd.tmp"]
+    # A writer in another PID namespace (a second container on the volume): its pid means nothing here.
+    elsewhere = f".y.json.{pid}-4567abcd.tmp"
     not_ours = [".notes.tmp", ".x.json.backup.bak", "draft.tmp"]
-    for name in [*dead, running, *not_ours]:
+    for name in [*dead, elsewhere, *not_ours]:
         (tmp_path / name).write_text("left")
-    write_text_atomically(tmp_path / "x.json", "new")  # the next write into the folder cleans
-    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([running, *not_ours, "x.json"])
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(tmp_path / elsewhere)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert holder.stdout.readline() == b"locked\n"
+        write_text_atomically(tmp_path / "x.json", "new")  # the next write into the folder cleans
+        assert sorted(path.name for path in tmp_path.iterdir()) == sorted([elsewhere, *not_ours, "x.json"])
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    write_text_atomically(tmp_path / "x.json", "newer")  # its writer has ended: now it is a leftover
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([*not_ours, "x.json"])
 
 
 def test_leftovers_are_ignored_by_git(tmp_path):

@@ -2,6 +2,7 @@
 
 import shlex
 import sys
+import time
 from http.server import BaseHTTPRequestHandler
 
 import pytest
@@ -104,3 +105,14 @@ def test_an_sso_profile_never_logged_in_means_replay(monkeypatch, no_aws_credent
     monkeypatch.setenv("AWS_PROFILE", "work")
     monkeypatch.setenv(mode.ENV_VAR, "auto")
     assert mode.current_mode() == "replay"
+
+
+def test_a_credential_process_that_hangs_means_replay_within_the_bound(monkeypatch, no_aws_credentials):
+    # The stand-in "hangs" for 5 s (long past the bound), then ends on its own: nothing is left running.
+    command = shlex.join([sys.executable, "-c", "import time; time.sleep(5)"])
+    (no_aws_credentials / "config").write_text(f"[default]\ncredential_process = {command}\n")
+    monkeypatch.setenv(mode.ENV_VAR, "auto")
+    monkeypatch.setattr(mode, "CREDENTIALS_TIMEOUT", 0.3, raising=False)
+    started = time.monotonic()
+    assert mode.current_mode() == "replay"
+    assert time.monotonic() - started < 3  # the bound, not the 5 s the process takes

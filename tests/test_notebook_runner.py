@@ -83,7 +83,7 @@ def test_a_write_that_fails_leaves_the_stored_notebook_whole(tmp_path, capsys, m
     monkeypatch.setattr(os, "fsync", disk_full)
     code, lines = run(capsys, "outputs", str(path))
     assert code == 1
-    assert lines == [f"FAIL scratch.ipynb: cannot write {path}: [Errno 28] No space left on device; "
+    assert lines == [f"FAIL scratch.ipynb: cannot write {path}: No space left on device; "
                      "the stored notebook is unchanged", "1 of 1 notebooks failed"]  # fmt: skip
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["scratch.ipynb"]

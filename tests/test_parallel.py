@@ -84,7 +84,7 @@ def test_local_workers_build_the_one_process_report(run_pairs, single, workers, 
     run = score_at_scale(run_pairs, Scorer(SCHEMA), workers=workers, batch_size=4, results=tmp_path / "r.jsonl")
     assert_same_rollups(run.report, single)
     assert_same_summary(run.summary, single)
-    assert list(iter_results(tmp_path / "r.jsonl")) == list(rows_from_report(single))
+    assert list(iter_results(tmp_path / "r.jsonl")) == list(rows_from_report(single, Scorer(SCHEMA).spec()))
 
 
 def test_local_dask_cluster_builds_the_one_process_report(run_pairs, single, local_cluster):
@@ -285,7 +285,7 @@ def test_score_to_the_compact_file_only_prints_the_same_rollups(order_project, m
         ((), "Name where the run goes: --out RUN.json"),
         (("--out", "x.json", "--workers", "0"), "--workers 0: give a whole number of processes, at least 1."),
         (("--out", "x.json", "--batch-size", "0"), "--batch-size 0: give a whole number"),
-        (("--results", "cases.jsonl"), "--results cases.jsonl would overwrite another file of this run"),
+        (("--results", "cases.jsonl"), "--results cases.jsonl is the same file as --cases cases.jsonl"),
     ],
 )
 def test_bad_scale_options_exit_2_with_the_fix(order_project, monkeypatch, extra, message):

@@ -29,7 +29,7 @@ from helpers.examples.fcc.documents import CASES_PATH, SNAPSHOT_PATH, case_lines
 from helpers.examples.fcc.schema import FccInvoice
 from helpers.exchanges.cassettes import Cassettes
 from helpers.exchanges.fixtures import Exchange
-from helpers.exchanges.replay import ReplayModel
+from helpers.exchanges.replay import ReplayModel, turn_events
 from helpers.harness.cases import load_cases
 from helpers.services.datasets_server import SERVICE, read_snapshot
 from tests.servers.local import LocalServer
@@ -191,11 +191,11 @@ def test_success_switches_snapshot_cases_and_exchanges_in_together_and_they_repl
     assert source.provenance["hand_authored"] is False and source.provenance["recorded"]
     assert cases.read_text() == case_lines(source.documents)
     assert [case.name for case in load_cases(cases, FccInvoice)] == SELECTED
-    for document in source.documents:
+    for number, document in enumerate(source.documents):
         exchange = load_document_exchange(document.id, exchanges, prompt=document.prompt())
         assert exchange.provenance["hand_authored"] is False
         assert exchange.provenance["document_id"] == document.id
-        assert exchange.tool_uses()[0]["inputChunks"] == tool_turn(0)["toolUse"]["inputChunks"]
+        assert exchange.calls[0].events == list(turn_events(tool_turn(number)))
     # The general replay path reads the same folder: every cassette bound to its case's prompt.
     Cassettes(exchanges, SELECTED, tool_name="FccInvoice", record_command="make record-fcc").load_all()
     assert not [p for p in [*snapshot.parent.iterdir(), *exchanges.iterdir()] if p.name.startswith(".")]
@@ -219,7 +219,7 @@ def test_only_provably_stale_exchanges_are_removed_and_other_files_are_left_and_
 def test_the_review_compares_each_document_with_its_previous_exchange(server, targets):
     code, output = run(server.url, targets, fake([tool_turn(n) for n in range(5)]))
     assert code == record_fcc.EXIT_OK, output
-    assert "hand-authored-01: payload of the FccInvoice tool call" in output
+    assert "hand-authored-01: payload of the FccInvoice answer" in output
     assert "hand-authored-01: changes from the previous fixture" in output
     assert "payload.Agency: 'Blue Ridge Media Partners' -> 'A'" in output
 
@@ -261,7 +261,7 @@ def test_a_failure_part_way_through_the_switch_rolls_every_file_back(server, tar
     code, output = run(server.url, targets, fake([tool_turn(n) for n in range(5)]))
     monkeypatch.setattr(os, "replace", real_replace)
     assert code == record_fcc.EXIT_AGENT_FAILED, output
-    assert "Writing the recording failed: [Errno 28] No space left on device" in output
+    assert "Writing the recording failed: cannot write " in output and ": No space left on device\n" in output
     assert files(targets) == before  # the snapshot and the first exchanges were renamed back
 
 

@@ -12,6 +12,7 @@ import io
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from botocore.config import Config
@@ -65,9 +66,13 @@ def test_a_good_stream_is_captured_through_the_real_client(bedrock, cassettes):
     assert code == 0, printed
     written = json.loads((cassettes / BUNDLED.name).read_text())
     assert written["provenance"]["hand_authored"] is False
-    (turn,) = written["turns"]
-    assert turn["toolUse"]["inputChunks"] == bundled_chunks()  # exactly as streamed, split mid-token
-    assert turn["toolUse"]["toolUseId"] == "tooluse_live_1"
+    assert written["provenance"]["provider"] == "strands.models.bedrock.BedrockModel"
+    assert written["provenance"]["endpoint"] == bedrock.url.removeprefix("http://")  # not Bedrock's own service
+    (call,) = written["calls"]
+    deltas = [e["contentBlockDelta"]["delta"]["toolUse"]["input"] for e in call["events"] if "contentBlockDelta" in e]
+    assert deltas == bundled_chunks()  # exactly as streamed, split mid-token
+    assert call["response"]["message"]["content"][0]["toolUse"]["toolUseId"] == "tooluse_live_1"
+    assert [spec["name"] for spec in call["request"]["tools"]] == ["Invoice"]
     assert [r["path"].split("/")[-1] for r in bedrock.requests] == ["converse-stream"]
     assert (cassettes / "notes.txt").read_text() == "not a cassette\n"
 
@@ -125,3 +130,33 @@ def test_a_credential_process_printing_non_json_is_a_clear_credentials_error(
     assert code == 2, printed
     assert "CredentialsError: AWS profile 'tool': credential_process failed" in printed
     assert "Nothing was written." in printed and contents(cassettes) == before
+
+
+def test_native_structured_output_is_recorded_and_replays_as_faithfully_as_a_tool_call(bedrock, cassettes):
+    """A model that rejects forced tool choice: Strands falls back to native output, answered as JSON text."""
+    from helpers.examples import offline_invoice
+    from helpers.exchanges.fixtures import load_exchange
+    from helpers.exchanges.replay import ReplayModel
+
+    truth = offline_invoice.GROUND_TRUTH.model_dump(mode="json")
+    refusal = ("error", 400, "ValidationException", "This model doesn't support the toolConfig.toolChoice field.")
+    bedrock.script = [
+        ("stream", text_stream("Here is the invoice.")),
+        refusal,
+        ("stream", text_stream(json.dumps(truth))),
+    ]
+    model_id = "test.native-output-only-v1"  # Strands remembers per model id which mechanisms it rejects
+    out = io.StringIO()
+    argv = ["--schema", "helpers.examples.invoices:Invoice", "--cases", str(CASES)]
+    argv += ["--task", "helpers.examples.offline_invoice:task", "--cassettes", str(cassettes), "--model-id", model_id]
+    assert record.main(argv, out=out) == 0, out.getvalue()
+    assert "outputConfig" in bedrock.requests[2]["body"]  # the native request, after the forced one was refused
+    exchange = load_exchange(cassettes / BUNDLED.name, tool_name="Invoice", output_model=offline_invoice.OUTPUT_MODEL)
+    assert exchange.structured_output_by_provider is True and len(exchange.calls) == 2
+    retry = exchange.calls[1].request
+    assert retry["tool_choice"] == {"tool": {"name": "Invoice"}} and retry["output_schema"]["title"] == "Invoice"
+    assert exchange.tool_uses() == [] and exchange.final_output("Invoice") == truth
+    replay = ReplayModel(exchange, output_tool="Invoice")
+    case = SimpleNamespace(input=offline_invoice.document())
+    assert offline_invoice.task(case, replay) == offline_invoice.GROUND_TRUTH
+    assert replay.unused_turns == 0

@@ -20,13 +20,12 @@ from helpers.examples import offline_invoice
 from helpers.exchanges import recording
 from helpers.exchanges.fixtures import load_exchange, prompt_sha256
 from helpers.exchanges.recording import (
-    RecordingError,
     RecordingModel,
     capture_task,
     commit_fixture,
     describe_changes,
 )
-from helpers.exchanges.replay import ReplayModel, turn_events
+from helpers.exchanges.replay import ReplayModel
 
 USAGE = {"inputTokens": 1200, "outputTokens": 150, "totalTokens": 1350, "cacheReadInputTokens": 0}
 CORRECT = offline_invoice.GROUND_TRUTH.model_dump(mode="json")
@@ -115,32 +114,33 @@ def stream(model, limit=None):
 # --- RecordingModel -------------------------------------------------------------------------
 
 
-def test_passes_every_event_through_and_keeps_chunks_and_usage_exactly():
+def test_passes_every_event_through_and_keeps_the_request_and_events_exactly():
     events = tool_events(CORRECT_CHUNKS)
     model = RecordingModel(ScriptedModel(events))
     assert stream(model) == events
-    assert model.turns == [
-        {
-            "toolUse": {
-                "name": "Invoice",
-                "toolUseId": "tooluse_0",
-                "inputChunks": CORRECT_CHUNKS,
-                "input": CORRECT,
-                "usage": USAGE,
-            }
-        }
-    ]
+    (call,) = model.calls
+    assert call["events"] == events
+    assert call["request"] == {
+        "system": [],
+        "messages": [{"role": "user", "content": [{"text": "hi"}]}],
+        "tools": [],
+        "tool_choice": None,
+        "output_schema": None,
+    }
+    tool_use = call["response"]["message"]["content"][0]["toolUse"]
+    assert tool_use == {"toolUseId": "tooluse_0", "name": "Invoice", "input": CORRECT}
+    assert call["response"]["stopReason"] == "tool_use" and call["response"]["usage"] == USAGE
 
 
-def test_commits_one_turn_per_completed_stream_and_none_for_a_broken_one():
+def test_commits_one_call_per_completed_stream_and_none_for_a_broken_one():
     model = RecordingModel(
         ScriptedModel(tool_events(CORRECT_CHUNKS), text_events("Done."), tool_events(CORRECT_CHUNKS))
     )
     stream(model)
     stream(model)
-    assert [next(iter(turn)) for turn in model.turns] == ["toolUse", "text"]
+    assert [call["response"]["stopReason"] for call in model.calls] == ["tool_use", "end_turn"]
     stream(model, limit=4)  # the consumer stops half way
-    assert len(model.turns) == 2
+    assert len(model.calls) == 2
 
 
 def test_a_provider_error_mid_stream_commits_nothing():
@@ -148,48 +148,30 @@ def test_a_provider_error_mid_stream_commits_nothing():
     model = RecordingModel(ScriptedModel(events[:5] + [RuntimeError("connection reset")]))
     with pytest.raises(RuntimeError, match="connection reset"):
         stream(model)
-    assert model.turns == []
+    assert model.calls == []
 
 
-def test_refuses_several_tool_use_blocks_in_one_message():
-    model = RecordingModel(ScriptedModel(tool_events(CORRECT_CHUNKS, blocks=2)))
-    with pytest.raises(RecordingError, match="turn 1: the provider streamed several toolUse blocks in one message"):
-        stream(model)
-    assert model.turns == []
-
-
-@pytest.mark.parametrize(
-    ("chunks", "complaint"),
-    [(['{"invoice_id": "NW-', "20"], "is not JSON"), (["[1, 2]"], "is JSON but not an object")],
-)
-def test_refuses_tool_input_that_is_not_a_json_object(chunks, complaint):
-    model = RecordingModel(ScriptedModel(tool_events(chunks)))
-    with pytest.raises(RecordingError, match=complaint):
-        stream(model)
-    assert model.turns == []
-
-
-def test_keeps_a_text_preamble_and_text_only_turns():
-    events = tool_events(CORRECT_CHUNKS)
-    events[1:1] = [
-        {"contentBlockDelta": {"delta": {"text": "Extracting "}}},
-        {"contentBlockDelta": {"delta": {"text": "now."}}},
-        {"contentBlockStop": {}},
+def test_keeps_several_tool_uses_in_one_message_and_text_after_them():
+    events = tool_events(CORRECT_CHUNKS, blocks=2)
+    events[-2:-2] = [
+        {"contentBlockDelta": {"delta": {"text": "Both done."}, "contentBlockIndex": 2}},
+        {"contentBlockStop": {"contentBlockIndex": 2}},
     ]
-    model = RecordingModel(ScriptedModel(events, text_events("No invoice here.")))
-    stream(model)
-    stream(model)
-    assert model.turns[0]["text"] == {"chunks": ["Extracting ", "now."]}
-    assert model.turns[1] == {"text": {"chunks": ["No invoice here."], "usage": USAGE}}
-
-
-def test_a_recorded_turn_replays_as_the_same_events():
-    events = tool_events(CORRECT_CHUNKS)
     model = RecordingModel(ScriptedModel(events))
     stream(model)
-    replayed = list(turn_events(model.turns[0]))
-    expected = events[:-1] + [{"metadata": {"usage": USAGE}}]  # latency is not part of a fixture
-    assert replayed == expected
+    content = model.calls[0]["response"]["message"]["content"]
+    assert [next(iter(block)) for block in content] == ["toolUse", "toolUse", "text"]
+    assert [block["toolUse"]["toolUseId"] for block in content[:2]] == ["tooluse_0", "tooluse_1"]
+
+
+def test_the_bound_on_model_calls_stops_the_next_call_before_it_reaches_the_provider():
+    inner = ScriptedModel(*[text_events("again")] * 5)
+    model = RecordingModel(inner, max_calls=2)
+    stream(model)
+    stream(model)
+    with pytest.raises(recording.ModelCallLimitError, match="model call 3, over the bound of 2 per case"):
+        stream(model)
+    assert inner.calls == 2
 
 
 # --- the record command ---------------------------------------------------------------------
@@ -234,13 +216,14 @@ def test_success_replaces_the_fixture_and_prints_payload_and_changes(fixture_cop
     assert provenance["hand_authored"] is False
     assert provenance["model_id"] == "us.anthropic.claude-haiku-4-5-20251001-v1:0"
     assert datetime.fromisoformat(provenance["recorded"]).tzinfo is not None
-    assert exchange.tool_uses()[0]["inputChunks"] == CORRECT_CHUNKS
+    assert exchange.format == 2 and exchange.calls[0].events == tool_events(CORRECT_CHUNKS)
+    assert provenance["provider"] == "test_recording.ScriptedModel" and provenance["endpoint"] is None
     assert json.dumps(CORRECT, indent=2) in printed
     assert "provenance.hand_authored: True -> False" in printed
     assert "payload.vendor_name: 'Northwind Holdings Inc.' -> 'Northwind Office Supply'" in printed
     assert "payload.invoice_date: added '2026-04-17'" in printed
     assert 'payload.line_items: added {"description": "Cable management kit", "sku": "NW-0087"' in printed
-    assert f"inputChunks: 12 chunks -> {len(CORRECT_CHUNKS)} chunks" in printed
+    assert "usage of the last call: {'inputTokens': 912" in printed
     replayed = ReplayModel(exchange)
     result = Agent(model=replayed, callback_handler=None)(
         offline_invoice.prompt(), structured_output_model=offline_invoice.OUTPUT_MODEL
@@ -256,10 +239,17 @@ def test_agent_failure_exits_2_with_type_and_message_and_leaves_the_fixture(fixt
     assert fixture_copy.read_bytes() == before
 
 
-def test_a_refused_stream_exits_2_and_leaves_the_fixture(fixture_copy):
+def test_a_task_returning_the_agent_result_exits_2_before_anything_is_written(fixture_copy, monkeypatch):
+    def returns_the_result(case, model):
+        return Agent(model=model, callback_handler=None)(
+            offline_invoice.prompt(case.input), structured_output_model=offline_invoice.OUTPUT_MODEL
+        )
+
+    monkeypatch.setattr(offline_invoice, "task", returns_the_result)
     before = fixture_copy.read_bytes()
-    code, printed = run_command(fixture_copy, tool_events(CORRECT_CHUNKS, blocks=2))
-    assert code == 2 and "RecordingError" in printed and "several toolUse blocks" in printed
+    code, printed = run_command(fixture_copy, tool_events(CORRECT_CHUNKS))
+    assert code == 2, printed
+    assert "returned the AgentResult, not the structured output; return result.structured_output" in printed
     assert fixture_copy.read_bytes() == before
 
 
@@ -271,10 +261,28 @@ def test_no_structured_output_tool_call_exits_3(fixture_copy):
     assert fixture_copy.read_bytes() == before
 
 
-def test_structured_output_from_json_text_is_not_a_tool_call_and_exits_3(fixture_copy):
-    before = fixture_copy.read_bytes()
+def test_structured_output_given_as_json_text_is_recorded_and_replays(fixture_copy):
     code, printed = run_command(fixture_copy, text_events("Here it is."), text_events(json.dumps(CORRECT)))
-    assert code == 3
+    assert code == 0, printed
+    exchange = load_exchange(fixture_copy, tool_name="Invoice", output_model=offline_invoice.OUTPUT_MODEL)
+    assert exchange.final_output("Invoice") == CORRECT and exchange.tool_uses() == []
+    replayed = ReplayModel(exchange, output_tool="Invoice")
+    result = offline_invoice.task(SimpleNamespace(input=offline_invoice.document()), replayed)
+    assert result == offline_invoice.GROUND_TRUTH and replayed.unused_turns == 0
+
+
+def test_a_model_calling_a_tool_it_was_not_offered_ends_with_exit_3_within_the_bound(fixture_copy):
+    before = fixture_copy.read_bytes()
+    looping = tool_events(['{"q": 1}'], name="web_search")
+    scripted = ScriptedModel(*[looping] * 300)
+    out = io.StringIO()
+    code = record.main(
+        [*make_record_argv(fixture_copy.parent), "--max-calls", "5"], model_factory=lambda: scripted, out=out
+    )
+    assert code == 3, out.getvalue()
+    assert scripted.calls == 5
+    assert "never called the structured-output tool 'Invoice' in 5 model calls (the bound per case)" in out.getvalue()
+    assert "it called tools it was not offered: 'web_search' x5" in out.getvalue()
     assert fixture_copy.read_bytes() == before
 
 
@@ -296,7 +304,7 @@ def test_a_write_that_fails_exits_2_and_leaves_the_fixture(fixture_copy, monkeyp
 
     monkeypatch.setattr(os, "replace", crash)
     code, printed = run_command(fixture_copy, tool_events(CORRECT_CHUNKS))
-    assert code == 2 and f"offline_invoice: writing {fixture_copy} failed: OSError: disk full" in printed
+    assert code == 2 and f"offline_invoice: cannot write {fixture_copy}: disk full.\n" in printed, printed
     assert fixture_copy.read_bytes() == before
     assert sorted(p.name for p in fixture_copy.parent.iterdir()) == [fixture_copy.name]
 
@@ -344,7 +352,7 @@ def test_help_lists_the_exit_codes(capsys):
     assert caught.value.code == 0
     text = capsys.readouterr().out
     assert "python -m helpers.record" in text
-    for line in ("0  recorded", "1  a dependency is missing", "2  bad input", "3  the model never called"):
+    for line in ("0  recorded", "1  a dependency is missing", "2  bad input", "3  the model never produced"):
         assert line in text
 
 
@@ -395,7 +403,7 @@ def test_capture_returns_the_fixture_data_bound_to_the_prompt_and_writes_nothing
     assert printed == "" and list(tmp_path.iterdir()) == []
     assert captured["provenance"]["prompt_sha256"] == prompt_sha256(offline_invoice.prompt())
     assert captured["provenance"]["hand_authored"] is False and captured["provenance"]["model_id"] == "scripted"
-    assert captured["turns"][0]["toolUse"]["inputChunks"] == CORRECT_CHUNKS
+    assert captured["calls"][0]["events"] == tool_events(CORRECT_CHUNKS)
 
 
 def test_capture_prefixes_its_messages_with_the_label(tmp_path):
@@ -422,7 +430,7 @@ def test_a_task_that_returns_something_else_than_the_schema_is_refused(tmp_path)
         note="n",
         out=out,
     )
-    assert code == 2 and "returned a str that does not validate as Invoice" in out.getvalue()
+    assert code == 2 and "returned a str ('a summary'), not the structured output" in out.getvalue()
     assert "return result.structured_output from the task" in out.getvalue()
 
 
@@ -432,7 +440,7 @@ def test_commit_replaces_the_file_and_prints_the_review(fixture_copy):
     assert commit_fixture(captured, fixture_copy, out) == fixture_copy
     assert json.loads(fixture_copy.read_text(encoding="utf-8")) == captured
     printed = out.getvalue()
-    assert printed.startswith(f"Recorded 1 turn(s) into {fixture_copy}.\nPayload of the Invoice tool call:\n")
+    assert printed.startswith(f"Recorded 1 model call(s) into {fixture_copy}.\nPayload of the Invoice answer:\n")
     assert "Changes from the previous fixture" in printed and "provenance.hand_authored: True -> False" in printed
 
 
@@ -444,3 +452,10 @@ def test_make_record_is_the_general_recorder_on_the_offline_invoice():
     assert words[:3] == ["$(BIN)/python", "-m", "helpers.record"]
     in_repo = [str(repo / word) if word.startswith("data/") else word for word in words[3:]]
     assert in_repo == make_record_argv(offline_invoice.FIXTURE_PATH.parent)
+
+
+def test_the_command_repeats_the_library_defaults_it_cannot_import_before_the_dependency_check():
+    from helpers.exchanges import calls
+
+    assert record.DEFAULT_MATCH_ON == calls.DEFAULT_MATCH_ON and record.MATCH_PARTS == calls.MATCH_PARTS
+    assert record.DEFAULT_MAX_CALLS == recording.DEFAULT_MAX_CALLS

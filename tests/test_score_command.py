@@ -164,7 +164,8 @@ def test_record_then_replay_then_compare_and_gate(project):
     assert sorted(p.name for p in (project / "cassettes").iterdir()) == ["po-1.json", "po-2.json", "po-3.json"]
     exchange = load_exchange(project / "cassettes" / "po-1.json", tool_name="PurchaseOrder")
     assert exchange.prompt_sha256 == prompt_sha256("Extract the purchase order below.\n\n" + DOCUMENTS["po-1"])
-    assert len(exchange.tool_uses()[0]["inputChunks"]) > 5 and exchange.provenance["hand_authored"] is False
+    deltas = [event for event in exchange.calls[0].events if "contentBlockDelta" in event]
+    assert len(deltas) > 5 and exchange.provenance["hand_authored"] is False
     assert "Recorded 3 of 3 case(s) into cassettes." in printed
 
     code, printed = run_score(
@@ -239,22 +240,26 @@ def test_a_cassette_recorded_for_another_document_is_refused_by_name(project):
         "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
     )
     assert code == 2, printed
-    assert "case 'po-1': cassettes/po-1.json: recorded for another prompt" in printed
-    assert "--only po-1" in printed and not (project / "run.json").exists()
+    assert (
+        "case 'po-1': cassettes/po-1.json: model call 1 was recorded for another request: message 1 (user) differs "
+        "(message 1.content[0].text at character " in printed
+    )
+    assert '--only po-1` (or relax "match_on" in the cassette)' in printed and not (project / "run.json").exists()
 
 
 def test_unused_turns_in_a_cassette_are_bad_input(project):
     assert run_record(answers_from(TRUTH))[0] == 0
     path = project / "cassettes" / "po-2.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    data["turns"].append({"text": {"chunks": ["Anything ", "else?"], "usage": USAGE}})
+    data["calls"].append(data["calls"][-1])
     path.write_text(json.dumps(data), encoding="utf-8")
     code, printed = run_score(
         "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
     )
     assert code == 2, printed
     assert (
-        "case 'po-2': cassettes/po-2.json: the agent finished after turn 1, but the exchange records 2 turns" in printed
+        "case 'po-2': cassettes/po-2.json: the agent finished after model call 1, but the exchange records 2 model "
+        "calls" in printed
     )
 
 
@@ -352,6 +357,28 @@ def test_a_task_that_raises_is_bad_input_not_a_zero_score(project):
         "The replay run did not complete: case 'po-2': the task raised ValueError: no parser for this layout" in printed
     )
     assert not (project / "run.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        ("result", "the task returned the AgentResult, not the structured output"),
+        ("str(result)", "the task returned a str ("),
+    ],
+)
+def test_a_task_returning_something_other_than_the_structured_output_exits_2_before_writing(project, returned, message):
+    assert run_record(answers_from(TRUTH))[0] == 0
+    call = "agent(prompt, structured_output_model=PurchaseOrder)"
+    source = TASK_MODULE.replace(f"return {call}.structured_output", f"result = {call}\n    return {returned}")
+    assert source != TASK_MODULE
+    (project / "po_task.py").write_text(source, encoding="utf-8")
+    del sys.modules["po_task"]  # recording imported the first version
+    code, printed = run_score(
+        "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
+    )
+    assert code == 2, printed
+    assert f"case 'po-1': {message}" in printed and "return result.structured_output from the task" in printed
+    assert "Nothing was written." in printed and not (project / "run.json").exists()
 
 
 def test_live_mode_without_credentials_exits_2_before_any_call(project, monkeypatch, no_aws_credentials):

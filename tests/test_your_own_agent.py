@@ -43,9 +43,21 @@ def test_every_case_has_a_hand_authored_cassette_bound_to_its_prompt(sample):
         exchange = exchanges[case.name]
         assert exchange.hand_authored and "Hand-authored" in exchange.provenance["note"]
         assert exchange.prompt_sha256 == prompt_sha256(prompt.format(document=case.input))
-        chunks = exchange.tool_uses()[0]["inputChunks"]
+        assert exchange.stand_in and exchange.endpoint == "127.0.0.1:8765"  # says how it was made
+        lookups, answer = exchange.calls  # a tool run of two model calls
+        skus = [block["toolUse"]["input"]["sku"] for block in lookups.response["message"]["content"]]
+        assert sorted(skus) == sorted(line.sku for line in case.expected_output.lines)  # all in one message
+        results = [block["toolResult"] for block in answer.request["messages"][-1]["content"]]
+        assert [result["status"] for result in results] == ["success"] * len(skus)  # the tool's answers, sent back
+        chunks = [
+            e["contentBlockDelta"]["delta"]["toolUse"]["input"] for e in answer.events if "contentBlockDelta" in e
+        ]
         assert len(chunks) > 10 and any(chunk[-1].isalnum() for chunk in chunks[:-1]), "split mid-token"
     assert load_predictions(FOLDER / "predictions_v2.jsonl", schema, cases).keys() == {c.name for c in cases}
+    answers = load_predictions(FOLDER / "baseline_answers.jsonl", schema, cases)
+    assert {name: exchanges[name].final_output("PurchaseOrder") for name in answers} == {
+        name: output.model_dump(mode="json") for name, output in answers.items()
+    }
 
 
 def test_the_three_commands_on_the_bundled_sample(sample, tmp_path, monkeypatch):
@@ -56,7 +68,9 @@ def test_the_three_commands_on_the_bundled_sample(sample, tmp_path, monkeypatch)
     base = ["--schema", SCHEMA, "--cases", "cases.jsonl"]
     replay = [*base, "--task", TASK, "--cassettes", "cassettes", "--out", "runs/baseline.json"]
     assert score.main(replay, out=printed) == 0, printed.getvalue()
-    assert "5 of them hand-authored" in printed.getvalue()
+    assert "5 of them hand-authored, 5 recorded through 127.0.0.1:8765 (a local or overridden endpoint)" in (
+        printed.getvalue()
+    )
     predicted = [*base, "--predictions", "predictions_v2.jsonl", "--out", "runs/candidate.json"]
     assert score.main(predicted, out=printed) == 0, printed.getvalue()
     old, new = "runs/baseline.json", "runs/candidate.json"

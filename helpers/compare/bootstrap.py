@@ -24,6 +24,7 @@ from helpers.compare.params import CONFIDENCE, COUNTS, RESAMPLES, SEED, CompareE
 
 CHUNK_ELEMENTS = 2_000_000  # indices drawn per chunk: bounds the working memory to tens of megabytes
 IMPROVED, REGRESSED, NO_CLEAR_CHANGE = "improved", "regressed", "no clear change"
+SPREAD_FLOOR = 1e-12  # a standard error this small (relative to the estimate) is float rounding of no change
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,38 @@ def interval(old: np.ndarray, new: np.ndarray, estimate: float, confidence: floa
     tail = (1 - confidence) / 2
     low, high = np.quantile(new - old, [tail, 1 - tail])
     return Interval(float(estimate), float(low), float(high))
+
+
+def joint_band(estimates: np.ndarray, resampled: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """A simultaneous band over K differences: every one holds at `confidence` jointly, not each alone.
+
+    The single-step max-|t| band (Romano & Wolf 2005; Westfall & Young 1993): each target's
+    resampled differences are standardized by their bootstrap standard error, the largest
+    |standardized departure| of each resample over all K targets is taken, and its `confidence`
+    quantile `c` is the critical value. The band is `estimate +- c x standard error`. Because the
+    maximum is taken over the same resamples for every target, the band accounts for how paired
+    counts on the same documents move together, which a Bonferroni split or `1 - (1 - p)^K`
+    ignore. A target whose differences never vary (no document moved it) has a band of its
+    estimate alone and does not enter the maximum.
+
+    Args:
+        estimates: the K full-sample differences.
+        resampled: resamples x K differences, from the same resamples for every target.
+
+    Returns:
+        `(low, high, critical)`: the band's ends (K each) and `c` (0 when no target varies).
+    """
+    check_confidence(confidence)
+    estimates = np.asarray(estimates, dtype=float)
+    resampled = np.asarray(resampled, dtype=float).reshape(-1, estimates.size)
+    spread = resampled.std(axis=0, ddof=1) if resampled.shape[0] > 1 else np.zeros(estimates.size)
+    varies = spread > SPREAD_FLOOR * np.maximum(1.0, np.abs(estimates))
+    critical = 0.0
+    if varies.any():
+        departures = np.abs(resampled[:, varies] - estimates[varies]) / spread[varies]
+        critical = float(np.quantile(departures.max(axis=1), confidence))
+    width = np.where(varies, critical * spread, 0.0)
+    return estimates - width, estimates + width, critical
 
 
 def paired_bootstrap(

@@ -22,9 +22,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from helpers.compare.gates import GateError, GateResult, gates_table, parse_gate
+from helpers.compare.gates import GateError, GateResult, gates_table, interval_note, parse_gate
 from helpers.compare.params import (
     CONFIDENCE,
+    INTERVAL_MODES,
+    JOINT,
     MAX_RESAMPLES,
     MAX_SEED,
     RESAMPLES,
@@ -78,7 +80,23 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--confidence", type=float, default=CONFIDENCE, help="interval level, between 0 and 1 (default %(default)s)"
     )
+    parser.add_argument(
+        "--intervals",
+        choices=INTERVAL_MODES,
+        default=JOINT,
+        help=(
+            "how gates on interval ends (low(...), high(...)) read them: joint (default), one simultaneous band "
+            "over every field they gate, so all hold together at the confidence level; per-field, each field's "
+            "own interval, whose false alarms add up over fields"
+        ),
+    )
     parser.add_argument("--top", type=int, default=5, help="how many moved documents to list, 0 or more")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        metavar="PATH",
+        help="also save the comparison and each gate's result (with the interval mode that produced it) as JSON",
+    )
     return parser
 
 
@@ -111,6 +129,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 raise FileNotFoundError(
                     f"{path}: no saved report here; write one with helpers.harness.reports.save_report"
                 )
+        if args.json is not None:
+            _check_output(args.json, (args.old, args.new))
     except (OSError, GateError) as exc:
         return _refuse(exc)
     try:
@@ -138,9 +158,46 @@ def _compare(args: argparse.Namespace, gates: list) -> int:
     old = read_run_file(args.old)
     new = read_run_file(args.new)
     comparison = compare_runs(old, new, resamples=args.resamples, seed=args.seed, confidence=args.confidence)
-    results = evaluate_gates(gates, comparison)
+    results = evaluate_gates(gates, comparison, intervals=args.intervals)
+    if args.json is not None:
+        _save(args.json, comparison, results, args.intervals)
     _show(report_text(comparison, results, top=args.top))
     return EXIT_FAILED if any(not result.passed for result in results) else EXIT_PASSED
+
+
+def _check_output(output: Path, inputs: Sequence[Path]) -> None:
+    """Refuse, before any work, a `--json` path that is one of the runs, a folder, a link or a device."""
+    for source in inputs:
+        if output.exists() and output.resolve() == source.resolve():
+            raise FileExistsError(f"--json {output} is the run {source}; name a new file for the comparison")
+    if output.is_symlink() or (output.exists() and not output.is_file()):
+        raise FileExistsError(f"--json {output} is not a regular file (a folder, link or device); name a file")
+
+
+def _save(output: Path, comparison: Comparison, results: Sequence[GateResult], intervals: str) -> None:
+    """The comparison's overall row, its per-field changes and the gate results, written in one step."""
+    import json
+
+    from helpers.compare.gates import gate_records
+    from helpers.files import write_text_atomically
+
+    overall = comparison.delta("overall")
+    record = {
+        "old": comparison.old_run.source,
+        "new": comparison.new_run.source,
+        "paired_cases": len(comparison.pairing.cases),
+        "resamples": comparison.resamples,
+        "seed": comparison.seed,
+        "confidence": comparison.confidence,
+        "interval_mode": intervals,
+        "overall": {"delta": overall.estimate, "low": overall.low, "high": overall.high, "verdict": overall.verdict},
+        "fields": comparison.field_table().to_dict(orient="records"),
+        "gates": gate_records(results, comparison.confidence),
+    }
+    try:
+        write_text_atomically(output, json.dumps(record, indent=2) + "\n")
+    except OSError as exc:
+        raise OSError(f"--json {output}: could not write ({exc.strerror or exc}); nothing was written") from None
 
 
 def _show(text: str) -> None:
@@ -185,7 +242,10 @@ def report_text(comparison: Comparison, results: Sequence[GateResult], top: int 
     ]
     if results:
         failed = sum(not result.passed for result in results)
-        parts += ["", f"Gates: {len(results) - failed} passed, {failed} failed", show(gates_table(results))]
+        parts += ["", f"Gates: {len(results) - failed} passed, {failed} failed"]
+        note = interval_note(results, comparison.confidence)
+        parts += [note] if note else []
+        parts.append(show(gates_table(results)))
     return "\n".join(parts)
 
 

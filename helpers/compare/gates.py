@@ -6,6 +6,11 @@ upper end of the change's paired bootstrap interval, which fails only when a reg
 beyond noise. A rule that does not parse, or names a field the runs do not have, is an error,
 never a pass: a misspelled gate that passes silently is worse than no gate.
 
+Interval ends are read, by default, from one joint band over every target the gates read an end
+of (`Comparison.joint`): with K such gates at 95%, the chance that any of them fails on a change
+that moved nothing stays at 5%, where K separate intervals would allow up to K x 2.5%. Mode
+`per-field` reads each target's own percentile interval instead; each result records its mode.
+
 Parsing needs only the standard library, so the command line (`helpers.compare.cli`) refuses a
 malformed rule before it imports numpy or pandas; evaluating imports them.
 """
@@ -18,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from helpers.compare.params import COUNTS, RATIOS
+from helpers.compare.params import COUNTS, INTERVAL_MODES, JOINT, RATIOS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,7 +61,9 @@ class Gate:
 
     `low` and `high` are the ends of the paired bootstrap interval of the delta, for a gate
     that should fail only when a change is beyond noise: `high(delta(invoice_date.f1)) >= 0`
-    fails only when the whole interval is below zero, which is the `regressed` verdict.
+    fails only when the whole interval is below zero. By default that interval is the field's
+    part of the joint band over every gated interval end, wider than the per-field interval the
+    field table's verdict reads.
     """
 
     rule: str
@@ -74,6 +81,8 @@ class GateResult:
     measured: float
     on: str
     passed: bool
+    interval: str = ""  # for an interval end: `joint` or `per-field`, the mode that produced it
+    family: int = 0  # for a joint interval end: how many targets the band holds over together
 
 
 def parse_gate(rule: str) -> Gate:
@@ -103,51 +112,84 @@ def parse_gate(rule: str) -> Gate:
     return Gate(rule, target, measure, match["op"], bound)
 
 
-def evaluate_gates(rules: Iterable[str | Gate], subject: Any) -> list[GateResult]:
+def evaluate_gates(rules: Iterable[str | Gate], subject: Any, *, intervals: str = JOINT) -> list[GateResult]:
     """Evaluate each rule against one run (a report) or a pair (a `Comparison`).
 
     On a pair, a plain rule is measured on the new run's paired documents, `delta(...)` on new
-    minus old, and `low(...)` / `high(...)` on the ends of the delta's bootstrap interval.
+    minus old, and `low(...)` / `high(...)` on the ends of the delta's bootstrap interval: with
+    `intervals="joint"` (the default) one simultaneous band over every target such gates read,
+    with `"per-field"` each target's own interval.
 
     Raises:
         GateError: For a malformed rule, a field path the runs do not have, or a rule that needs
             two runs evaluated against one.
+        ValueError: For an `intervals` mode other than `joint` or `per-field`.
     """
     from helpers.compare.runs import Comparison, Sample, paths_in, read_run
 
+    if intervals not in INTERVAL_MODES:
+        raise ValueError(f"intervals must be one of {', '.join(INTERVAL_MODES)}; got {intervals!r}")
     if isinstance(subject, Comparison):
         comparison, sample, label = subject, subject.new, subject.labels[1]
     else:
         run = read_run(subject, "report")
         comparison, label = None, "run"
         sample = Sample.of(run, list(run.documents), paths_in(run, run.documents))
-    results = []
-    for rule in rules:
-        gate = rule if isinstance(rule, Gate) else parse_gate(rule)
+    gates = [rule if isinstance(rule, Gate) else parse_gate(rule) for rule in rules]
+    for gate in gates:
         path = gate.target.rsplit(".", 1)[0]
         if gate.target != "overall" and path not in sample.counts:
             raise GateError(f"gate {gate.rule!r}: unknown field path {path!r}; use one of {', '.join(sample.counts)}")
-        measured, on = _measure(gate, comparison, sample, label)
+        if comparison is None and gate.measure != "value":
+            raise GateError(
+                f"gate {gate.rule!r} compares two runs; evaluate it against compare(old, new), not one report"
+            )
+    ends = interval_targets(gates)
+    band = comparison.joint(ends) if comparison is not None and intervals == JOINT else {}
+    results = []
+    for gate in gates:
+        measured, on = _measure(gate, comparison, sample, label, band)
         passed = math.isfinite(measured) and bool(_OPERATORS[gate.operator](measured, gate.bound))
-        results.append(GateResult(gate.rule, measured, on, passed))
+        mode = intervals if gate.measure in ("low", "high") else ""
+        results.append(GateResult(gate.rule, measured, on, passed, mode, len(ends) if mode == JOINT else 0))
     return results
 
 
-def _measure(gate: Gate, comparison: Comparison | None, sample: Sample, label: str) -> tuple[float, str]:
+def interval_targets(gates: Iterable[Gate]) -> list[str]:
+    """The distinct targets whose interval ends the gates read, in order: the family a joint band covers."""
+    return list(dict.fromkeys(gate.target for gate in gates if gate.measure in ("low", "high")))
+
+
+def interval_note(results: Sequence[GateResult], confidence: float) -> str:
+    """One line saying how the gates' interval ends were read, e.g. `joint 95% over 8 fields`; empty if none."""
+    modes = {result.interval for result in results if result.interval}
+    if not modes:
+        return ""
+    if JOINT in modes:
+        family = max(result.family for result in results)
+        return (
+            f"interval ends: joint {confidence:.0%} over {family} field{'s' if family != 1 else ''} "
+            "(max-|t| band over the same resamples; --intervals per-field reads each field's own interval)"
+        )
+    return f"interval ends: per-field {confidence:.0%} intervals, each alone (not a joint guarantee)"
+
+
+def _measure(gate: Gate, comparison: Comparison | None, sample: Sample, label: str, band: dict) -> tuple[float, str]:
     """The number `gate` tests, and what it was measured on (a run, a difference, an interval end)."""
     if gate.measure == "value":
         return float(sample.value(gate.target)), label
     if comparison is None:
         raise GateError(f"gate {gate.rule!r} compares two runs; evaluate it against compare(old, new), not one report")
-    change = comparison.delta(gate.target)
     if gate.measure == "delta":
         old, new = comparison.labels
-        return change.estimate, f"{new} - {old}"
-    return (change.low if gate.measure == "low" else change.high), f"{gate.measure} of interval"
+        return comparison.delta(gate.target).estimate, f"{new} - {old}"
+    change = band.get(gate.target) or comparison.delta(gate.target)
+    kind = "joint" if gate.target in band else "per-field"
+    return (change.low if gate.measure == "low" else change.high), f"{gate.measure} of {kind} interval"
 
 
 def gates_table(results: Sequence[GateResult]) -> pd.DataFrame:
-    """One row per rule: the rule, the value measured, on which run, and pass or fail."""
+    """One row per rule: the rule, the value measured, on what (a run, a difference, which interval), pass or fail."""
     import pandas as pd
 
     return pd.DataFrame(
@@ -157,3 +199,19 @@ def gates_table(results: Sequence[GateResult]) -> pd.DataFrame:
         ],
         columns=["rule", "measured", "on", "result"],
     )
+
+
+def gate_records(results: Sequence[GateResult], confidence: float) -> list[dict[str, Any]]:
+    """The results as plain records for a saved gate result: each names the interval mode that produced it."""
+    return [
+        {
+            "rule": r.rule,
+            "measured": r.measured,
+            "on": r.on,
+            "passed": r.passed,
+            "interval": r.interval or None,
+            "joint_over": r.family or None,
+            "confidence": confidence if r.interval else None,
+        }
+        for r in results
+    ]

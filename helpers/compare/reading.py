@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from helpers.compare.params import COUNTS, CompareError
+from helpers.harness.names import name_problem
 
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the rows this module reads
 MAX_COUNT = 10**9  # more of one count on one field of one document is not a real comparison
@@ -57,6 +58,18 @@ class Document:
     expected: Mapping[str, str] = field(default_factory=dict)
     actual: Mapping[str, str] = field(default_factory=dict)
     unreadable: bool = False
+    fields: frozenset[str] = frozenset()  # the schema's top-level fields, as the comparison recorded them
+
+
+def schema_fields(field_scores: Any, paths: Iterable[str]) -> frozenset[str]:
+    """The top-level field names a document's comparison recorded: its field scores' keys and its paths' heads.
+
+    That is the schema as the saved run knows it (stickler scores every field of the model), so two
+    runs whose class names agree but whose fields do not are told apart.
+    """
+    names = set(field_scores) if isinstance(field_scores, Mapping) else set()
+    names.update(path.split(".", 1)[0] for path in paths)
+    return frozenset(str(name) for name in names)
 
 
 @dataclass(frozen=True)
@@ -75,11 +88,9 @@ def check_name(name: Any, where: str) -> str:
     """A case name runs can be paired by and a table can print: non-empty printable text."""
     if not isinstance(name, str) or not name:
         raise CompareError(f"{where} has no name; runs are paired by case name, so name every Case")
-    if not name.isprintable():
-        raise CompareError(
-            f"{where}: case name {name!r} holds unprintable characters (control characters or unpaired "
-            "surrogates); give every Case a printable name"
-        )
+    problem = name_problem(name)  # the rule score and record apply to the case file
+    if problem is not None:
+        raise CompareError(f"{where}: {problem}; give every Case a printable name")
     return name
 
 
@@ -169,6 +180,14 @@ class _Shared(dict):
         self[key] = key
         return key
 
+    def fields(self, field_scores: Any, counts: Mapping[str, Any]) -> frozenset[str]:
+        """`schema_fields`, computed once per distinct set of keys (documents of one schema share it)."""
+        names = tuple(field_scores) if isinstance(field_scores, Mapping) else ()
+        key = ("fields", names, tuple(counts))
+        if key not in self:
+            self[key] = self[schema_fields(field_scores, counts)]
+        return self[key]
+
     def rows(self, counts: Mapping[str, Mapping[str, int]]) -> dict[str, tuple[int, ...]]:
         """Counts as shared tuples in `COUNTS` order, keyed by shared path names."""
         return {self[path]: self[tuple(values[key] for key in COUNTS)] for path, values in counts.items()}
@@ -239,13 +258,15 @@ class _Builder:
             )
         if not isinstance(label, str) or not label.isprintable():
             raise CompareError(f"{where}: its schema label is {label!r}, not a printable model name; {SAVE_FIX}")
+        counts = {} if unreadable else self.shared.rows(field_counts(comparison, where))
         document = Document(
             score=check_score(score, where),
             schema=label,
-            counts={} if unreadable else self.shared.rows(field_counts(comparison, where)),
+            counts=counts,
             expected=field_texts(case.get("expected_output")),
             actual=field_texts(case.get("actual_output")),
             unreadable=unreadable,
+            fields=frozenset() if unreadable else self.shared.fields(metadata.get("field_scores"), counts),
         )
         self.put(name, document)
 
@@ -285,9 +306,24 @@ def read_run(report: Any, source: str = "run") -> Run:
     """
     builder = _Builder(source)
     cases = list(report.cases)
-    for index, rows in enumerate(report.detailed_results):
-        builder.add(index, cases[index] if index < len(cases) else {}, rows)
+    detailed = list(report.detailed_results)
+    check_rows_cover(source, len(cases), len(detailed))
+    for index, rows in enumerate(detailed):
+        builder.add(index, cases[index], rows)
     return builder.run()
+
+
+def check_rows_cover(source: str, cases: int, rows: int) -> None:
+    """Refuse a report whose `detailed_results` and `cases` differ in length: its cases cannot be told apart.
+
+    A report cut short (or edited) would otherwise be compared on whatever rows are there, and a
+    case with no row would silently drop out of the gates.
+    """
+    if cases != rows:
+        raise CompareError(
+            f"{source}: the report holds {cases:,} cases but {rows:,} rows of detailed_results; every case needs "
+            f"its row, so the report is incomplete or was edited: {SAVE_FIX}"
+        )
 
 
 # --- a saved report, element by element ---------------------------------------------------------
@@ -335,7 +371,8 @@ def _report_arrays(text: str, builder: _Builder) -> None:
             results.append(rows)
             return
         index = len(results)
-        builder.add(index, cases[index] if index < len(cases) else {}, rows)
+        if index < len(cases):  # a row past the cases is only counted: check_rows_cover refuses the file
+            builder.add(index, cases[index], rows)
         results.append(_READ)  # keeps the count, not the rows
 
     def add_case(case: Any) -> None:
@@ -365,9 +402,10 @@ def _report_arrays(text: str, builder: _Builder) -> None:
         raise json.JSONDecodeError("extra data after the report", text, position + 1)
     if found != {"cases", "detailed_results"}:
         raise _Foreign("the file has no 'cases' and 'detailed_results' lists")
+    check_rows_cover(builder.source, len(cases), len(results))
     for index, rows in enumerate(results):
         if rows is not _READ:
-            builder.add(index, cases[index] if index < len(cases) else {}, rows)
+            builder.add(index, cases[index], rows)
 
 
 def _keep(case: Any) -> Any:
@@ -477,13 +515,15 @@ def read_results_file(path: Path | str, source: str | None = None) -> Run:
             if max(numbers) > MAX_COUNT:
                 _check_counts(dict(zip(COUNTS, numbers, strict=True)), where, field_path)
             counts[shared[field_path]] = shared[numbers]
+        unreadable = row.status == "unreadable"
         document = Document(
             score=check_score(row.score, where),
             schema=schema,
-            counts={} if row.status == "unreadable" else counts,
+            counts={} if unreadable else counts,
             expected=_NO_VALUES,
             actual=_NO_VALUES,
-            unreadable=row.status == "unreadable",
+            unreadable=unreadable,
+            fields=frozenset() if unreadable else shared.fields(row.field_scores, counts),
         )
         builder.put(name, document)
     return builder.run()

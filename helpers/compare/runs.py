@@ -37,6 +37,7 @@ from helpers.compare.bootstrap import (
     Interval,
     bootstrap_indices,
     interval,
+    joint_band,
     paired_bootstrap,
     ratio,
     resample_sums,
@@ -147,7 +148,29 @@ def pair_runs(old: Run, new: Run) -> Pairing:
             f"{old.source} and {new.source} share no case scored against the same schema; "
             "compare runs over the same named cases"
         )
+    _check_same_fields(old, new, cases)
     return Pairing(tuple(cases), tuple(excluded))
+
+
+def _check_same_fields(old: Run, new: Run, cases: Sequence[str]) -> None:
+    """Refuse two runs whose schemas share a class name but not their fields: their counts mean different things.
+
+    A schema is known by the top-level fields each document's comparison recorded (see
+    `helpers.compare.reading.schema_fields`), gathered per class name over the paired cases.
+    """
+    fields: dict[str, tuple[set[str], set[str]]] = {}
+    for name in cases:
+        before, after = old.documents[name], new.documents[name]
+        seen = fields.setdefault(before.schema, (set(), set()))
+        seen[0].update(before.fields)
+        seen[1].update(after.fields)
+    for schema, (before, after) in fields.items():
+        if before and after and before != after:
+            raise CompareError(
+                f"{old.source} and {new.source} were scored against different schemas that are both named "
+                f"{schema!r}: fields only in the old run: {sorted(before - after) or 'none'}; only in the new run: "
+                f"{sorted(after - before) or 'none'}; compare two runs of the same schema"
+            )
 
 
 # --- arrays ------------------------------------------------------------------------------------
@@ -212,11 +235,80 @@ class Draws:
     """One run's bootstrap resamples: each resample's mean score and summed counts per field."""
 
     scores: np.ndarray  # (resamples,)
-    counts: Mapping[str, np.ndarray]  # path -> (resamples, len(COUNTS))
+    counts: Mapping[str, np.ndarray]  # path -> (resamples, len(COUNTS)), computed on first use
 
     def value(self, target: str) -> np.ndarray:
         """`overall` or `path.metric`, one value per resample."""
         return _metric(self.scores, self.counts, target)
+
+
+DRAW_BYTES = 32 << 20  # resampled sums held at once, both runs together: bounds memory whatever the path count
+
+
+class _Resampled:
+    """Both runs' resampled sums per field path, computed a chunk of paths at a time and then held.
+
+    A resample's sums take resamples x 6 numbers per path and run, so a run with thousands of
+    field paths (a long list of nested objects) would need gigabytes to hold them all. Paths are
+    summed in chunks of at most `DRAW_BYTES`, each from the same seeded draw (the generator yields
+    the same indices every time), and at most two chunks are held: reading the paths in order,
+    as the field table does, sums each chunk once. Runs of a few dozen paths fit in one chunk,
+    summed with the mean scores in the single pass the comparison is built with.
+    """
+
+    def __init__(self, old: Sample, new: Sample, paths: Sequence[str], resamples: int, seed: int) -> None:
+        self.old, self.new, self.resamples, self.seed = old, new, resamples, seed
+        self.position = {path: index for index, path in enumerate(paths)}
+        self.paths = list(paths)
+        self.size = max(1, DRAW_BYTES // (resamples * 2 * len(COUNTS) * 8))
+        self.held: dict[int, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] = {}
+
+    def first(self) -> np.ndarray:
+        """The mean scores of both runs per resample (resamples x 2), summing the first chunk of paths with them."""
+        scores = np.column_stack([self.old.scores, self.new.scores])
+        return self._sum(0, scores)
+
+    def side(self, side: int) -> Mapping[str, np.ndarray]:
+        return _Side(self, side)
+
+    def get(self, path: str, side: int) -> np.ndarray:
+        chunk = self.position[path] // self.size
+        if chunk not in self.held:
+            self._sum(chunk, np.empty((len(self.old.scores), 0)))
+        return self.held[chunk][side][path]
+
+    def _sum(self, chunk: int, scores: np.ndarray) -> np.ndarray:
+        paths = self.paths[chunk * self.size : (chunk + 1) * self.size]
+        width = len(COUNTS)
+        start = chunk * self.size * width
+        matrices = [matrix[:, start : start + len(paths) * width] for matrix in (self.old.matrix, self.new.matrix)]
+        means, sums = resample_sums(scores, matrices, self.resamples, self.seed)
+        half = len(paths) * width
+        while len(self.held) >= 2:
+            self.held.pop(next(iter(self.held)))
+        self.held[chunk] = (_by_path(sums[:, :half], paths), _by_path(sums[:, half:], paths))
+        return means
+
+
+class _Side(Mapping):
+    """One run's resampled sums by path, read through `_Resampled`."""
+
+    def __init__(self, resampled: _Resampled, side: int) -> None:
+        self.resampled, self.index = resampled, side
+
+    def __getitem__(self, path: str) -> np.ndarray:
+        if path not in self.resampled.position:
+            raise KeyError(path)
+        return self.resampled.get(path, self.index)
+
+    def __iter__(self):
+        return iter(self.resampled.paths)
+
+    def __len__(self) -> int:
+        return len(self.resampled.paths)
+
+    def __repr__(self) -> str:
+        return f"<resampled sums of {len(self)} field paths, run {self.index}>"
 
 
 def paths_in(run: Run, cases: Iterable[str]) -> list[str]:
@@ -268,6 +360,25 @@ class Comparison:
         """`new - old` for `overall` or `path.metric`, with its paired bootstrap interval."""
         old, new = self.old.value(target), self.new.value(target)
         return interval(self.old_draws.value(target), self.new_draws.value(target), new - old, self.confidence)
+
+    def joint(self, targets: Sequence[str]) -> dict[str, Interval]:
+        """`new - old` for each target with a simultaneous band: all of them hold together at `confidence`.
+
+        The max-|t| band of `helpers.compare.bootstrap.joint_band`, over exactly these targets and
+        read from the same resamples as the per-target intervals. Gates on interval ends read it by
+        default, so gating K fields at 95% keeps the chance that any gate fails on a change that
+        moved nothing at 5%, rather than up to K x 2.5%.
+        """
+        targets = list(dict.fromkeys(targets))
+        if not targets:
+            return {}
+        estimates = np.array([self.new.value(target) - self.old.value(target) for target in targets], dtype=float)
+        resampled = np.column_stack([self.resampled_delta(target) for target in targets])
+        low, high, _ = joint_band(estimates, resampled, self.confidence)
+        return {
+            target: Interval(float(estimates[index]), float(low[index]), float(high[index]))
+            for index, target in enumerate(targets)
+        }
 
     def overall_table(self) -> pd.DataFrame:
         """Mean StructuredOutputSimilarity score of each run, the difference, its interval, a verdict."""
@@ -383,14 +494,8 @@ def compare_runs(
     paths = paths_in(old, pairing.cases)
     paths += [path for path in paths_in(new, pairing.cases) if path not in paths]
     before, after = Sample.of(old, pairing.cases, paths), Sample.of(new, pairing.cases, paths)
-    means, sums = resample_sums(
-        np.column_stack([before.scores, after.scores]), [before.matrix, after.matrix], resamples, seed
-    )
-    half = len(paths) * len(COUNTS)
-
-    def draws(column: int, offset: int) -> Draws:
-        return Draws(means[:, column], _by_path(sums[:, offset : offset + half], paths))
-
+    resampled = _Resampled(before, after, paths, resamples, seed)
+    means = resampled.first()
     return Comparison(
         labels=labels,
         old_run=old,
@@ -399,8 +504,8 @@ def compare_runs(
         old=before,
         new=after,
         paths=tuple(paths),
-        old_draws=draws(0, 0),
-        new_draws=draws(1, half),
+        old_draws=Draws(means[:, 0], resampled.side(0)),
+        new_draws=Draws(means[:, 1], resampled.side(1)),
         confidence=confidence,
         seed=seed,
     )

@@ -1,9 +1,10 @@
 """Cassettes: a folder holding one exchange file per case, recorded once and replayed forever.
 
 Case `name` lives in `<folder>/<safe name>.json` (see `cassette_file_name`), in the exchange
-format of `helpers.exchanges.fixtures`. Every cassette is bound to its case's prompt by
-`provenance.prompt_sha256`, so an exchange recorded for another document is refused by name
-rather than scored. Replaying reads files only: a missing cassette is an error naming the exact
+format of `helpers.exchanges.fixtures`. A format-2 cassette holds every request the agent sent,
+and replay refuses any other request; a format-1 cassette is bound to its case's prompt by
+`provenance.prompt_sha256`. Either way an exchange recorded for another document is refused by
+name rather than scored. Replaying reads files only: a missing cassette is an error naming the exact
 command that records it, never a call to the network.
 
 `--cassettes data/exchanges` with the case `offline_invoice` is the bundled offline fixture at
@@ -65,7 +66,7 @@ class Cassettes:
     Args:
         directory: The cassette folder.
         case_names: Every case the run needs, in order.
-        tool_name: The structured-output tool every tool-use turn must call (the schema's class name).
+        tool_name: The structured-output tool (the schema's class name), which each exchange must end with.
         record_command: The command that records this folder; a case's own command adds `--only NAME`.
         output_model: When given, each cassette's final tool input must validate against it.
     """
@@ -104,7 +105,7 @@ class Cassettes:
                 "(replay never falls back to the network)"
             )
         exchange = load_exchange(path, tool_name=self.tool_name, record_command=command, output_model=self.output_model)
-        if exchange.prompt_sha256 is None:
+        if exchange.format == 1 and exchange.prompt_sha256 is None:
             raise CassetteError(
                 f"{exchange.label}: field 'provenance.{PROMPT_HASH_KEY}' is missing, so the cassette is bound to "
                 f"no prompt and could belong to any document; re-record it with `{command}`, or add the sha256 "
@@ -117,8 +118,10 @@ class Cassettes:
         return {name: self.load(name) for name in self.paths}
 
     def replay(self, case_name: str, exchange: Exchange | None = None) -> ReplayModel:
-        """A fresh `ReplayModel` of the case's exchange, which refuses any other prompt."""
-        return ReplayModel(exchange or self.load(case_name), record_command=self.command_for(case_name))
+        """A fresh `ReplayModel` of the case's exchange, which refuses any request it was not recorded for."""
+        return ReplayModel(
+            exchange or self.load(case_name), record_command=self.command_for(case_name), output_tool=self.tool_name
+        )
 
 
 def _shell_quote(text: str) -> str:

@@ -1,9 +1,12 @@
-"""Recording: capture what a real provider streams, and replace a fixture with it safely.
+"""Recording: capture what any Strands model provider streams, and replace a cassette with it safely.
 
-`RecordingModel` wraps any Strands model provider and passes every event through untouched,
-while it keeps each assistant message as a fixture turn (see `helpers.exchanges.fixtures`): the
-tool-input chunks with the boundaries the provider chose and the usage it reported. A turn
-is committed only when its stream ends, so a call that fails half way records nothing.
+`RecordingModel` wraps the `Model.stream` of whatever provider it is given (Bedrock, OpenAI,
+Anthropic, LiteLLM, Ollama, llama.cpp, a local stand-in) and passes every event through
+untouched, while it keeps each model call whole: the request in canonical form and the exact
+`StreamEvent` sequence (see `helpers.exchanges.calls`). A call is committed only when its stream
+ends, so a call that fails half way records nothing. The number of model calls per case is
+bounded (`DEFAULT_MAX_CALLS`): a model that keeps calling a tool it was not offered ends the case
+in a few calls, with exit 3, instead of looping for hundreds.
 
 A recording has two steps. `capture_task` runs a user's `task(case, model)` through it and
 returns the exchange data (or an exit code, after printing why); nothing is written.
@@ -15,48 +18,66 @@ command uses the exit codes below.
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, TextIO
 
 from pydantic import BaseModel
 from strands.models import Model
 from strands.types.exceptions import StructuredOutputException
 from strands.types.streaming import StreamEvent
 
-from helpers.exchanges.fixtures import PROMPT_HASH_KEY, FixtureError, parse_exchange, prompt_sha256, save_exchange
+from helpers.exchanges.calls import DEFAULT_MATCH_ON, assemble, canonical_request, from_json, to_json
+from helpers.exchanges.fixtures import (
+    FORMAT,
+    PROMPT_HASH_KEY,
+    FixtureError,
+    parse_exchange,
+    prompt_sha256,
+    save_exchange,
+)
+from helpers.exchanges.provenance import describe_model
 from helpers.exchanges.replay import AgentLoopModel, prompt_text
+from helpers.services.stand_in import STAND_IN_FIELD
 
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1
 EXIT_AGENT_FAILED = 2
 EXIT_NO_STRUCTURED_OUTPUT = 3
+# Model calls one case may make: a tool run of a few rounds and the structured-output retry fit
+# many times over; a model looping on a tool it was not offered is stopped after this many.
+DEFAULT_MAX_CALLS = 12
 
 
-class RecordingError(RuntimeError):
-    """The provider streamed something a fixture cannot hold faithfully."""
+class ModelCallLimitError(RuntimeError):
+    """The agent asked for more model calls in one case than the bound allows."""
 
 
 class RecordingModel(AgentLoopModel):
-    """A pass-through provider that keeps every streamed message as a fixture turn.
+    """A pass-through provider that keeps every model call whole: its request and its exact events.
 
-    It does not claim the inner provider's native structured-output support on purpose:
-    `ReplayModel` does not claim it either, so the agent takes the same path (a tool call,
-    forced with `tool_choice` on retry) when recording as when replaying.
+    It claims what the inner provider claims about enforcing structured output itself, so the
+    agent sends it what it would send the provider; `ReplayModel` claims the same from the cassette.
 
     Attributes:
         inner: The real provider.
-        turns: The committed turns, one per completed model call, in fixture format.
-        prompt_sha256: The hash of the first prompt the agent sent, which binds the recording to it.
+        calls: The committed calls, in cassette format (`request`, `events`, `response`).
+        prompt_sha256: The hash of the first prompt the agent sent.
+        stand_in: What a stand-in server said about itself in its stream, if one answered.
     """
 
-    def __init__(self, inner: Model):
+    def __init__(self, inner: Model, *, max_calls: int = DEFAULT_MAX_CALLS):
         self.inner = inner
-        self.turns: list[dict[str, Any]] = []
+        self.max_calls = max_calls
+        self.calls: list[dict[str, Any]] = []
+        self.asked = 0
         self.prompt_sha256: str | None = None
+        self.stand_in: str | None = None
+        self._supports_structured_output = getattr(inner, "_supports_structured_output", False) is True
 
     def update_config(self, **model_config: Any) -> None:
         self.inner.update_config(**model_config)
@@ -71,77 +92,43 @@ class RecordingModel(AgentLoopModel):
         system_prompt: str | None = None,
         **kwargs: Any,
     ) -> AsyncGenerator[StreamEvent, None]:
+        self.asked += 1
+        if self.asked > self.max_calls:
+            raise ModelCallLimitError(
+                f"the agent asked for model call {self.asked}, over the bound of {self.max_calls} per case "
+                "(raise it with --max-calls if the agent really needs more)"
+            )
         if self.prompt_sha256 is None:
             sent = prompt_text(messages)
             self.prompt_sha256 = prompt_sha256(sent) if sent is not None else None
-        turn = _TurnRecorder(len(self.turns) + 1)
+        request = canonical_request(messages, tool_specs, system_prompt, **kwargs)
+        events: list[dict[str, Any]] = []
         async for event in self.inner.stream(messages, tool_specs, system_prompt, **kwargs):
-            turn.observe(event)
+            events.append(to_json(copy.deepcopy(dict(event))))
             yield event
-        self.turns.append(turn.finish())
+        self._note_stand_in(events)
+        self.calls.append({"request": request, "events": events, "response": assemble(from_json(events))})
+
+    def _note_stand_in(self, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            fields = event.get("messageStop", {}).get("additionalModelResponseFields")
+            if isinstance(fields, dict) and isinstance(fields.get(STAND_IN_FIELD), str):
+                self.stand_in = fields[STAND_IN_FIELD]
 
 
-class _TurnRecorder:
-    """Collects one streamed message; refuses what one fixture turn cannot hold."""
-
-    def __init__(self, number: int):
-        self.number = number
-        self.text: list[str] = []
-        self.tool: dict[str, Any] | None = None
-        self.usage: dict[str, Any] | None = None
-
-    def refuse(self, what: str) -> NoReturn:
-        raise RecordingError(f"turn {self.number}: {what}; nothing was recorded for this turn")
-
-    def observe(self, event: StreamEvent) -> None:
-        if "contentBlockStart" in event:
-            start = event["contentBlockStart"].get("start", {})
-            if "toolUse" in start:
-                if self.tool is not None:
-                    self.refuse(
-                        "the provider streamed several toolUse blocks in one message, which a fixture turn cannot hold"
-                    )
-                self.tool = {
-                    "name": start["toolUse"]["name"],
-                    "toolUseId": start["toolUse"]["toolUseId"],
-                    "inputChunks": [],
-                }
-        elif "contentBlockDelta" in event:
-            delta = event["contentBlockDelta"]["delta"]
-            if "toolUse" in delta:
-                if self.tool is None:
-                    self.refuse("a toolUse delta arrived without a contentBlockStart naming the tool")
-                self.tool["inputChunks"].append(delta["toolUse"].get("input", ""))
-            elif "text" in delta:
-                if self.tool is not None:
-                    self.refuse("text arrived after the toolUse block, an order replay cannot reproduce")
-                self.text.append(delta["text"])
-        elif "contentBlockStop" in event and self.tool is not None and "input" not in self.tool:
-            raw = "".join(self.tool["inputChunks"])
-            try:
-                parsed = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                self.refuse(f"the {self.tool['name']} tool input is not JSON ({exc.msg}): {raw[:120]!r}")
-            if not isinstance(parsed, dict):
-                self.refuse(f"the {self.tool['name']} tool input is JSON but not an object: {raw[:120]!r}")
-            self.tool["input"] = parsed
-        elif "metadata" in event and "usage" in event["metadata"]:
-            self.usage = dict(event["metadata"]["usage"])
-
-    def finish(self) -> dict[str, Any]:
-        """The fixture turn for the completed message."""
-        if self.usage is None:
-            self.refuse("the stream ended without a metadata event carrying usage")
-        if self.tool is not None:
-            if "input" not in self.tool:
-                self.refuse("the stream ended before the toolUse block was closed")
-            turn: dict[str, Any] = {"toolUse": {**self.tool, "usage": self.usage}}
-            if self.text:
-                turn["text"] = {"chunks": self.text}
-            return turn
-        if self.text:
-            return {"text": {"chunks": self.text, "usage": self.usage}}
-        self.refuse("the provider streamed neither text nor a tool use")
+def output_problem(result: Any, schema: type[BaseModel]) -> str | None:
+    """Why a task's return value is not the structured output, with the fix; None when it is."""
+    fix = "return result.structured_output from the task"
+    if result is not None and type(result).__name__ == "AgentResult":
+        return f"returned the AgentResult, not the structured output; {fix}"
+    if isinstance(result, str):
+        return f"returned a str ({result[:40]!r}), not the structured output; {fix}"
+    try:
+        schema.model_validate(result.model_dump() if isinstance(result, BaseModel) else result)
+    except Exception as exc:
+        first = str(exc).splitlines()[0]
+        return f"returned a {type(result).__name__} that does not validate as {schema.__name__} ({first}); {fix}"
+    return None
 
 
 def capture_task(
@@ -151,58 +138,63 @@ def capture_task(
     schema: type[BaseModel],
     *,
     source: str,
-    model_id: str,
+    model_id: str | None = None,
     note: str,
     label: str = "",
     out: TextIO | None = None,
+    match_on: Sequence[str] = DEFAULT_MATCH_ON,
+    max_calls: int = DEFAULT_MAX_CALLS,
 ) -> dict[str, Any] | int:
     """Run a user's `task(case, model)` through `RecordingModel` and return the exchange data; write nothing.
 
     The task builds its own `Agent(model=model, callback_handler=None)` and returns the structured
-    output (a `schema` instance or a dict of its fields), which must validate against `schema`
-    and come from a call of the `schema.__name__` tool.
+    output (a `schema` instance or a dict of its fields), which must validate against `schema`.
 
     Returns:
-        The validated exchange data (`hand_authored` false, the recording time set), bound to the
-        prompt the task sent; or, after printing why: `EXIT_AGENT_FAILED` if the task raised or
-        the stream cannot be stored (the exception type and message are printed),
-        `EXIT_NO_STRUCTURED_OUTPUT` if the model never called the `schema.__name__` tool.
+        The validated exchange data (format 2, `hand_authored` false, the recording time set); or,
+        after printing why: `EXIT_AGENT_FAILED` if the task raised, returned something that is not
+        the structured output, or the stream cannot be stored (the exception type and message are
+        printed); `EXIT_NO_STRUCTURED_OUTPUT` if the model never produced the structured output
+        (no `schema.__name__` tool call, no JSON answer) or ran into the bound on model calls.
     """
     out = out or sys.stdout
     tool_name = schema.__name__
-    recorder = RecordingModel(model)
+    recorder = RecordingModel(model, max_calls=max_calls)
     try:
         result = task(case, recorder)
-    except StructuredOutputException as exc:
-        if _calls(recorder.turns, tool_name):
-            return _failed(exc, _subject(label, "the task"), out)
-        result = None
-    except Exception as exc:  # credentials, access, region, throttling, a refused stream, a bug in the task
+    except Exception as exc:  # credentials, access, region, throttling, a bound reached, a bug in the task
+        limit = _in_chain(exc, ModelCallLimitError)
+        if limit is not None or (isinstance(exc, StructuredOutputException) and not _answered(recorder, tool_name)):
+            return _no_structured_output(recorder, tool_name, label, out, limit)
         return _failed(exc, _subject(label, "the task"), out)
-    if result is None or not _calls(recorder.turns, tool_name):
-        print(f"{_subject(label, 'the model')} never called the structured-output tool {tool_name!r}.", file=out)
-        return EXIT_NO_STRUCTURED_OUTPUT
-    try:
-        schema.model_validate(result.model_dump() if isinstance(result, BaseModel) else result)
-    except Exception as exc:
-        print(
-            f"{_subject(label, 'the task')} returned a {type(result).__name__} that does not validate as {tool_name} "
-            f"({type(exc).__name__}: {str(exc).splitlines()[0]}); return result.structured_output from the task.",
-            file=out,
-        )
+    if result is None:
+        return _no_structured_output(recorder, tool_name, label, out, None)
+    problem = output_problem(result, schema)
+    if problem is not None:
+        print(f"{_subject(label, 'the task')} {problem}.", file=out)
         return EXIT_AGENT_FAILED
-    if recorder.prompt_sha256 is None:
-        print(f"{_subject(label, 'the task')} sent the agent no text prompt to bind the cassette to.", file=out)
+    if not recorder.calls:
+        print(f"{_subject(label, 'the task')} made no model call to record.", file=out)
         return EXIT_AGENT_FAILED
+    described = describe_model(model)
+    provenance = {
+        "provider": described["provider"],
+        "model_id": model_id or described["model_id"],
+        "endpoint": described["endpoint"],
+        "hand_authored": False,
+        "recorded": datetime.now(UTC).isoformat(timespec="seconds"),
+        "note": note,
+    }
+    if recorder.stand_in is not None:
+        provenance["stand_in"] = recorder.stand_in
+    if recorder.prompt_sha256 is not None:
+        provenance[PROMPT_HASH_KEY] = recorder.prompt_sha256
     data = {
-        "provenance": {
-            "model_id": model_id,
-            "hand_authored": False,
-            "recorded": datetime.now(UTC).isoformat(timespec="seconds"),
-            "note": note,
-            PROMPT_HASH_KEY: recorder.prompt_sha256,
-        },
-        "turns": recorder.turns,
+        "format": FORMAT,
+        "provenance": provenance,
+        "match_on": list(match_on),
+        "structured_output_by_provider": recorder._supports_structured_output,
+        "calls": recorder.calls,
     }
     try:
         parse_exchange(data, source=source, tool_name=tool_name, output_model=schema)
@@ -211,22 +203,66 @@ def capture_task(
     return data
 
 
+def _answered(recorder: RecordingModel, tool_name: str) -> bool:
+    """Whether any call returned a `tool_name` tool use or a JSON object as its text."""
+    for call in recorder.calls:
+        content = call["response"]["message"].get("content", [])
+        if any(block.get("toolUse", {}).get("name") == tool_name for block in content):
+            return True
+        try:
+            answer = json.loads("".join(block.get("text", "") for block in content))
+        except ValueError:
+            continue
+        if isinstance(answer, dict):
+            return True
+    return False
+
+
+def _no_structured_output(
+    recorder: RecordingModel, tool_name: str, label: str, out: TextIO, limit: BaseException | None
+) -> int:
+    """Print why no structured output came, naming tools the model called that it was not offered."""
+    unoffered: dict[str, int] = {}
+    for call in recorder.calls:
+        offered = {spec.get("name") for spec in call["request"]["tools"]}
+        for block in call["response"]["message"].get("content", []):
+            name = block.get("toolUse", {}).get("name")
+            if name is not None and name not in offered:
+                unoffered[name] = unoffered.get(name, 0) + 1
+    line = f"{_subject(label, 'the model')} never called the structured-output tool {tool_name!r}"
+    if limit is not None:
+        line += f" in {recorder.max_calls} model calls (the bound per case)"
+    if unoffered:
+        line += "; it called tools it was not offered: " + ", ".join(f"{n!r} x{c}" for n, c in unoffered.items())
+    print(line + ".", file=out)
+    return EXIT_NO_STRUCTURED_OUTPUT
+
+
+def _in_chain(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, kind):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def commit_fixture(data: dict[str, Any], path: Path | str, out: TextIO | None = None, label: str = "") -> Path:
     """Replace the fixture at `path` atomically with `data`, then print it for review."""
     out = out or sys.stdout
     path = Path(path)
     previous = read_previous(path)
     save_exchange(data, path)
-    print(f"{label + ': ' if label else ''}Recorded {len(data['turns'])} turn(s) into {path}.", file=out)
+    print(f"{label + ': ' if label else ''}Recorded {len(data['calls'])} model call(s) into {path}.", file=out)
     print_review(data, previous, out, label)
     return path
 
 
 def print_review(data: dict[str, Any], previous: Any, out: TextIO, label: str = "") -> None:
-    """Print the payload of the last tool call and what changed from `previous`, for a reviewer."""
-    tool = [turn["toolUse"] for turn in data["turns"] if "toolUse" in turn][-1]
-    print(f"{_subject(label, 'payload')} of the {tool['name']} tool call:", file=out)
-    print(json.dumps(tool["input"], indent=2, ensure_ascii=False), file=out)
+    """Print the structured output the exchange ends with and what changed from `previous`, for a reviewer."""
+    name, payload, _ = _summary(data)
+    print(f"{_subject(label, 'payload')} of the {name} answer:", file=out)
+    print(json.dumps(payload, indent=2, ensure_ascii=False), file=out)
     print(f"{_subject(label, 'changes')} from the previous fixture (review them before committing):", file=out)
     for line in describe_changes(previous, data):
         print(f"  {line}", file=out)
@@ -241,29 +277,52 @@ def read_previous(path: Path) -> Any:
 
 
 def describe_changes(previous: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
-    """What a reviewer needs to see: provenance, turn shape, usage and every changed payload field."""
+    """What a reviewer needs to see: provenance, the number of calls, usage and every changed payload field.
+
+    `previous` may be in either file format (a format-1 file is read as its turns).
+    """
     if not isinstance(previous, dict):
         return ["there was no readable previous fixture; everything is new"]
     lines = []
     old_prov, new_prov = previous.get("provenance") or {}, new["provenance"]
-    for key in ("hand_authored", "model_id"):
+    for key in ("hand_authored", "provider", "model_id", "endpoint", "stand_in"):
         if old_prov.get(key) != new_prov.get(key):
             lines.append(f"provenance.{key}: {old_prov.get(key)!r} -> {new_prov.get(key)!r}")
-    old_turns, new_turns = previous.get("turns") or [], new["turns"]
-    if len(old_turns) != len(new_turns):
-        lines.append(f"turns: {len(old_turns)} -> {len(new_turns)}")
-    old_tools = [t["toolUse"] for t in old_turns if isinstance(t, dict) and "toolUse" in t]
-    new_tools = [t["toolUse"] for t in new_turns if "toolUse" in t]
-    if old_tools and new_tools:
-        old_tool, new_tool = old_tools[-1], new_tools[-1]
-        for key in ("inputChunks", "usage"):
-            old_value, new_value = old_tool.get(key), new_tool.get(key)
-            if key == "inputChunks":
-                old_value, new_value = f"{len(old_value or [])} chunks", f"{len(new_value)} chunks"
-            if old_value != new_value:
-                lines.append(f"{key}: {old_value} -> {new_value}")
-        lines.extend(_payload_changes(old_tool.get("input"), new_tool["input"], "payload"))
+    old_name, old_payload, old_usage = _summary(previous)
+    new_name, new_payload, new_usage = _summary(new)
+    old_count, new_count = _call_count(previous), _call_count(new)
+    if old_count != new_count:
+        lines.append(f"model calls: {old_count} -> {new_count}")
+    if old_usage != new_usage and old_usage is not None:
+        lines.append(f"usage of the last call: {old_usage} -> {new_usage}")
+    if old_payload is not None and new_payload is not None:
+        lines.extend(_payload_changes(old_payload, new_payload, "payload"))
     return lines or ["no change"]
+
+
+def _call_count(data: dict[str, Any]) -> int:
+    return len(data.get("calls") or data.get("turns") or [])
+
+
+def _summary(data: dict[str, Any]) -> tuple[str, Any, Any]:
+    """(tool name or "text", payload, usage) of the answer an exchange ends with, read tolerantly."""
+    if "calls" not in data:  # format 1
+        tools = [t["toolUse"] for t in data.get("turns") or [] if isinstance(t, dict) and "toolUse" in t]
+        if not tools:
+            return "text", None, None
+        return str(tools[-1].get("name")), tools[-1].get("input"), tools[-1].get("usage")
+    responses = [call.get("response") or {} for call in data.get("calls") or [] if isinstance(call, dict)]
+    usage = responses[-1].get("usage") if responses else None
+    for response in reversed(responses):
+        for block in reversed(response.get("message", {}).get("content", [])):
+            if "toolUse" in block:
+                return str(block["toolUse"].get("name")), block["toolUse"].get("input"), usage
+    last = responses[-1].get("message", {}).get("content", []) if responses else []
+    text = "".join(block.get("text", "") for block in last)
+    try:
+        return "JSON text", json.loads(text), usage
+    except ValueError:
+        return "text", None, usage
 
 
 def _payload_changes(old: Any, new: Any, path: str) -> list[str]:
@@ -287,10 +346,6 @@ def _payload_changes(old: Any, new: Any, path: str) -> list[str]:
             return [f"{path}: same items, different order"]
         return [f"{path}: removed {item}" for item in removed] + [f"{path}: added {item}" for item in added]
     return [] if old == new else [f"{path}: {old!r} -> {new!r}"]
-
-
-def _calls(turns: list[dict[str, Any]], tool_name: str) -> list[dict[str, Any]]:
-    return [t["toolUse"] for t in turns if t.get("toolUse", {}).get("name") == tool_name]
 
 
 def report_agent_failure(exc: BaseException, out: TextIO, subject: str = "The agent call") -> None:

@@ -1,12 +1,17 @@
 """`ReplayModel`: a Strands model provider that streams a stored exchange, offline.
 
-Each call to `stream` replays the next recorded turn as the events Bedrock's converse-stream
-yields, so the real `Agent` structured-output path (buffering the tool-input fragments,
-parsing them, validating the Pydantic model) runs exactly as it does against the live model.
-A replay that runs out of turns raises at once: an agent that silently loops on a stub looks
-like a passing test while proving nothing. An exchange bound to a prompt (`provenance.prompt_sha256`)
-refuses to answer any other prompt, and `check_finished` reports recorded turns the agent never
-asked for, which mean the agent stopped earlier than the recording did.
+Each call to `stream` compares the request the agent sent with the recorded one (on the parts the
+cassette's `match_on` names, see `helpers.exchanges.calls`) and then yields the recorded
+`StreamEvent`s, event for event, so the real `Agent` path (buffering tool-input fragments, running
+the agent's own tools, parsing and validating the Pydantic model) runs exactly as it did against
+the live model. A request that differs is refused with one line naming what differs and the
+command that re-records the case: a replay proves something only if it refuses a request it was
+not recorded for. A replay that runs out of calls raises at once: an agent that silently loops on
+a stub looks like a passing test while proving nothing. `check_finished` reports recorded calls
+the agent never asked for, which mean the agent stopped earlier than the recording did.
+
+A format-1 exchange records no request; it is bound to the text of the first user message by
+`provenance.prompt_sha256` and refuses any other prompt.
 """
 
 from __future__ import annotations
@@ -20,19 +25,25 @@ from typing import Any
 from strands.models import Model
 from strands.types.streaming import StreamEvent
 
+from helpers.exchanges.calls import canonical_request, from_json, request_difference
 from helpers.exchanges.fixtures import Exchange, FixtureError, prompt_sha256
+from helpers.exchanges.fixtures import turn_events as turn_events  # where the offline notebook imports it from
 
 
 class ReplayExhaustedError(RuntimeError):
-    """The agent asked for a turn the exchange does not hold."""
+    """The agent asked for a model call the exchange does not hold."""
 
 
 class PromptMismatchError(FixtureError):
-    """The agent sent a prompt other than the one the exchange was recorded for."""
+    """The agent sent a prompt other than the one a format-1 exchange was recorded for."""
+
+
+class RequestMismatchError(FixtureError):
+    """The agent sent a request other than the recorded one, on the parts the cassette matches."""
 
 
 class UnusedTurnsError(FixtureError):
-    """The agent finished before it asked for every recorded turn."""
+    """The agent finished before it asked for every recorded call."""
 
 
 def prompt_text(messages: Any) -> str | None:
@@ -58,34 +69,44 @@ class AgentLoopModel(Model):
 
 
 class ReplayModel(AgentLoopModel):
-    """Streams the turns of one `Exchange`, in order, one turn per model call.
+    """Streams the calls of one `Exchange`, in order, one recorded call per model call.
+
+    It claims what the recorded provider claimed (`structured_output_by_provider`), so the
+    agent sends the requests it sent when recording.
 
     Attributes:
         tool_specs_offered: For each call, the tool specs the agent offered the model.
-        turns_used: How many recorded turns have been streamed so far.
+        turns_used: How many recorded calls have been streamed so far.
     """
 
-    def __init__(self, exchange: Exchange, *, record_command: str | None = None):
+    def __init__(self, exchange: Exchange, *, record_command: str | None = None, output_tool: str | None = None):
         self.exchange = exchange
         self.record_command = record_command
+        self.output_tool = output_tool
         self.tool_specs_offered: list[list[dict[str, Any]]] = []
         self.turns_used = 0
         self.config: dict[str, Any] = {"model_id": f"replay of {exchange.label}"}
+        self._supports_structured_output = exchange.structured_output_by_provider
 
     @property
     def unused_turns(self) -> int:
-        """Recorded turns the agent has not asked for (yet)."""
-        return len(self.exchange.turns) - self.turns_used
+        """Recorded calls the agent has not asked for (yet)."""
+        return len(self.exchange.calls) - self.turns_used
 
     def check_finished(self) -> None:
         """Raise `UnusedTurnsError` if the agent stopped before the recording did."""
         if self.unused_turns:
-            recorded = len(self.exchange.turns)
+            recorded = len(self.exchange.calls)
+            unit = "turns" if self.exchange.format == 1 else "model calls"
             raise UnusedTurnsError(
-                f"{self.exchange.label}: the agent finished after turn {self.turns_used}, but the exchange "
-                f"records {recorded} turns; turns {self.turns_used + 1} to {recorded} were never replayed "
+                f"{self.exchange.label}: the agent finished after {self._unit(1)} {self.turns_used}, but the exchange "
+                f"records {recorded} {unit}; {unit} {self.turns_used + 1} to {recorded} were never replayed "
                 f"(remove them, or {self._fix()} if the agent's behaviour changed)"
             )
+
+    def _unit(self, count: int) -> str:
+        unit = "turn" if self.exchange.format == 1 else "model call"
+        return unit if count == 1 else unit + "s"
 
     def _fix(self) -> str:
         return f"re-record it with `{self.record_command}`" if self.record_command else "re-record the exchange"
@@ -105,6 +126,14 @@ class ReplayModel(AgentLoopModel):
                 f"another document or an older prompt: {self._fix()}"
             )
 
+    def _check_request(self, number: int, recorded: dict[str, Any], sent: dict[str, Any]) -> None:
+        difference = request_difference(recorded, sent, self.exchange.match_on, self.output_tool)
+        if difference is not None:
+            raise RequestMismatchError(
+                f"{self.exchange.label}: model call {number} was recorded for another request: {difference}; "
+                f'{self._fix()} (or relax "match_on" in the cassette)'
+            )
+
     def update_config(self, **model_config: Any) -> None:
         self.config.update(model_config)
 
@@ -118,51 +147,27 @@ class ReplayModel(AgentLoopModel):
         system_prompt: str | None = None,
         **kwargs: Any,
     ) -> AsyncGenerator[StreamEvent, None]:
-        """Stream the next recorded turn; raise `ReplayExhaustedError` if there is none."""
-        if self.turns_used == 0:
-            self._check_prompt(messages)
-        recorded = len(self.exchange.turns)
+        """Check the request, then stream the next recorded call; raise `ReplayExhaustedError` if there is none."""
+        calls = self.exchange.calls
         asked = self.turns_used + 1
-        if asked > recorded:
+        if asked > len(calls):
+            unit = self._unit(len(calls))
             raise ReplayExhaustedError(
-                f"{self.exchange.label}: the agent asked for turn {asked}, but the exchange records "
-                f"{recorded} turn{'s' if recorded != 1 else ''}; the agent wanted another model call the "
+                f"{self.exchange.label}: the agent asked for {self._unit(1)} {asked}, but the exchange records "
+                f"{len(calls)} {unit}; the agent wanted another model call the "
                 f"recording never made ({self._fix()} if the agent's behaviour changed)"
             )
+        call = calls[asked - 1]
+        if call.request is None:
+            if asked == 1:
+                self._check_prompt(messages)
+        else:
+            sent = canonical_request(messages, tool_specs, system_prompt, **kwargs)
+            self._check_request(asked, call.request, sent)
         self.tool_specs_offered.append(copy.deepcopy(tool_specs or []))
         self.turns_used = asked
-        for event in turn_events(self.exchange.turns[asked - 1]):
+        for event in from_json(copy.deepcopy(call.events)):
             yield event
-
-
-def turn_events(turn: dict[str, Any]) -> Iterator[StreamEvent]:
-    """The converse-stream events for one fixture turn, in the order Bedrock sends them.
-
-    A text block gets no `contentBlockStart` (Bedrock sends none for text). A tool-use block
-    whose name or id is missing gets a `contentBlockStart` with an empty `start`, which is
-    what a malformed stream looks like to Strands.
-    """
-    yield {"messageStart": {"role": "assistant"}}
-    index = 0
-    if "text" in turn:
-        for chunk in turn["text"]["chunks"]:
-            yield {"contentBlockDelta": {"delta": {"text": chunk}, "contentBlockIndex": index}}
-        yield {"contentBlockStop": {"contentBlockIndex": index}}
-        index += 1
-    if "toolUse" in turn:
-        block = turn["toolUse"]
-        start: dict[str, Any] = {}
-        if block.get("name") and block.get("toolUseId"):
-            start = {"toolUse": {"toolUseId": block["toolUseId"], "name": block["name"]}}
-        yield {"contentBlockStart": {"start": start, "contentBlockIndex": index}}
-        for chunk in block["inputChunks"]:
-            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": chunk}}, "contentBlockIndex": index}}
-        yield {"contentBlockStop": {"contentBlockIndex": index}}
-    stop_reason = "tool_use" if "toolUse" in turn else "end_turn"
-    yield {"messageStop": {"stopReason": stop_reason}}
-    usage = (turn.get("toolUse") or turn["text"]).get("usage")
-    if usage is not None:
-        yield {"metadata": {"usage": dict(usage)}}
 
 
 @contextmanager

@@ -14,7 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from helpers import strict_json
+from helpers.files import settle
+from helpers.harness.names import NAME_FIX, name_problem
 
 if TYPE_CHECKING:
     from strands_evals import Case
@@ -27,23 +31,33 @@ class CaseFileError(ValueError):
     """A case or prediction file that cannot be used; the message names file, line, field and fix."""
 
 
-class CaseRecord(BaseModel):
-    """One line of a case file."""
+class _Named(BaseModel):
+    """A line that names its case; the name follows the one rule every command applies."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1)
+
+    @field_validator("name")
+    @classmethod
+    def _printable(cls, name: str) -> str:
+        problem = name_problem(name)
+        if problem is not None:
+            raise ValueError(problem)
+        return name
+
+
+class CaseRecord(_Named):
+    """One line of a case file."""
+
     input: str
     expected_output: dict[str, Any]
     metadata: dict[str, Any] | None = None
 
 
-class PredictionRecord(BaseModel):
+class PredictionRecord(_Named):
     """One line of a predictions file."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(min_length=1)
     output: dict[str, Any]
 
 
@@ -123,6 +137,7 @@ def _records(path: Path | str, model: type[BaseModel], kind: str) -> list[tuple[
     path = Path(path)
     fix = f"fix the line so it is one JSON object per line, as in the {kind} file format"
     try:
+        settle(path.parent)  # an interrupted switch of this folder's files is finished or undone first
         raw = path.read_bytes()
     except FileNotFoundError:
         raise CaseFileError(file_error(path, f"no {kind} file here", "check the path")) from None
@@ -137,7 +152,8 @@ def _records(path: Path | str, model: type[BaseModel], kind: str) -> list[tuple[
         ) from exc
     records: list[tuple[int, Any]] = []
     first_line: dict[str, int] = {}
-    for number, content in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only: U+2028 and the like may stand inside a JSON string.
+    for number, content in enumerate(text.split("\n"), start=1):
         if not content.strip():
             continue
         data = _parse_line(path, number, content, fix)
@@ -176,7 +192,9 @@ def _parse_line(path: Path, number: int, content: str, fix: str) -> Any:
             file_error(path, f"nested {depth} levels deep, more than {MAX_DEPTH}", "flatten the data", line=number)
         )
     try:
-        return json.loads(content)
+        return strict_json.loads(content)
+    except strict_json.StrictJSONError as exc:
+        raise CaseFileError(file_error(path, exc.problem, fix, line=number, field=exc.field)) from exc
     except json.JSONDecodeError as exc:
         raise CaseFileError(
             file_error(path, f"not valid JSON (column {exc.colno}): {exc.msg}", fix, line=number)
@@ -237,10 +255,14 @@ def _problem(error: Any) -> str:
         return "is missing"
     if error["type"] == "extra_forbidden":
         return "is not a field of this format"
+    if error["type"] == "value_error":
+        return str(error["ctx"]["error"])
     return error["msg"][0].lower() + error["msg"][1:]
 
 
 def _field_fix(error: Any, model: type[BaseModel]) -> str:
+    if error["type"] == "value_error" and error["loc"] == ("name",):
+        return NAME_FIX
     required = [name for name, field in model.model_fields.items() if field.is_required()]
     optional = [name for name in model.model_fields if name not in required]
     fix = f"every line holds {', '.join(required)}"

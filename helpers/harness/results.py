@@ -9,11 +9,16 @@ run goes, so a run of any size is scored, and later compared, in memory bounded 
 The format (JSON Lines, UTF-8):
 
     {"format": "structured-output-results", "version": 1, "schema": "module:Class", ...}   header
-    {"name": ..., "score": ..., "test_pass": ..., "reason": ..., "status": ..., "counts": {...}}
+    {"name": ..., "score": ..., "test_pass": ..., "reason": ..., "status": ..., "counts": {...}, "failures": {...}}
 
 `counts` is `{path: {"tp", "fa", "fd", "fp", "tn", "fn"}}`, built by stickler's own aggregation
 (`aggregate_from_comparisons`) on the document's comparison, so summing `counts` over every
 document of a run gives the counts of `report.metrics().field_metrics`, path by path.
+
+`failures` is `{path: {kind: count}}`, the document's misses by kind with list indices folded
+(`helpers.attribution`): what `counts` cannot say, such as which leaves pulled a list item under
+the match threshold. A header with `"failures": true` says the rows carry it; files written before
+it existed read as before, with no failures.
 
     with ResultsWriter("run.results.jsonl", ResultsHeader(schema="helpers.examples.invoices:Invoice")) as out:
         for row in rows_from_report(report):
@@ -28,7 +33,6 @@ crashed run leaves whatever was at the path before, byte for byte.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -36,7 +40,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stickler import aggregate_from_comparisons
 
-from helpers.files import staged_path
+from helpers import strict_json
+from helpers.attribution.leaves import OUTPUT_PATH, UNREADABLE, counted_failures
+from helpers.files import StagedFile, settle
 
 if TYPE_CHECKING:  # importing strands_evals costs seconds; readers of a results file never need it
     from strands_evals.evaluators import StructuredOutputReport
@@ -44,6 +50,7 @@ if TYPE_CHECKING:  # importing strands_evals costs seconds; readers of a results
 FORMAT = "structured-output-results"
 VERSION = 1
 COUNTS = ("tp", "fa", "fd", "fp", "tn", "fn")
+UNREADABLE_FAILURES = {OUTPUT_PATH: {UNREADABLE: 1}}
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the evaluator's scored rows
 
 # What a row's numbers mean: scored (counts filled), unreadable (an output that could not be read as
@@ -83,6 +90,7 @@ class ResultsHeader(BaseModel):
     schema_: str = Field(alias="schema", description="the scored model as module:Class")
     evaluator: str = MARKER
     match_threshold: float = 0.7
+    failures: bool = False  # whether rows carry their failures by kind
 
 
 class ResultRow(BaseModel):
@@ -101,6 +109,7 @@ class ResultRow(BaseModel):
     field_scores: dict[str, float] = {}
     overall: Counts = Counts()
     counts: dict[str, Counts] = {}
+    failures: dict[str, dict[str, int]] = {}
 
 
 # --- building rows -----------------------------------------------------------------------------
@@ -126,12 +135,15 @@ def document_counts(comparison: Mapping[str, Any]) -> dict[str, dict[str, int]]:
     return {path: counts.model_dump() for path, counts in _aggregate(comparison)[1].items()}
 
 
-def row_from_case(name: str, score: float, test_pass: bool, reason: str, outputs: Iterable[Any]) -> ResultRow:
+def row_from_case(
+    name: str, score: float, test_pass: bool, reason: str, outputs: Iterable[Any], failures: Any = None
+) -> ResultRow:
     """The row of one report case, from its score, verdict, reason and its evaluator rows.
 
     A case whose rows carry the evaluator's marker is `scored`; an output the evaluator could not
     read is `unreadable`; a case with no rows at all failed before scoring (the reason says why);
-    a row without a verdict on offer (no ground truth) is `not_applicable`.
+    a row without a verdict on offer (no ground truth) is `not_applicable`. `failures`, when given,
+    is called with a scored case's counts and returns its failures by kind.
     """
     outputs = list(outputs)
     base = {"name": name, "score": float(score), "test_pass": bool(test_pass), "reason": reason or ""}
@@ -148,23 +160,34 @@ def row_from_case(name: str, score: float, test_pass: bool, reason: str, outputs
                 field_scores=dict(detail.get("field_scores", {})),
                 overall=overall,
                 counts=counts,
+                failures=failures(counts) if failures is not None else {},
             )
         if detail.get("error") == "unreadable":
-            return ResultRow(**base, status="unreadable")
+            return ResultRow(**base, status="unreadable", failures=UNREADABLE_FAILURES if failures else {})
     if not outputs:
         return ResultRow(**base, status="failed")
     return ResultRow(**base, status="not_applicable")
 
 
-def rows_from_report(report: StructuredOutputReport) -> Iterator[ResultRow]:
-    """The rows of every case of a one-evaluator report, in case order."""
+def rows_from_report(report: StructuredOutputReport, spec: Any = None) -> Iterator[ResultRow]:
+    """The rows of every case of a one-evaluator report, in case order.
+
+    With `spec` (`stickler.eval_for(Schema, match_threshold=...)`, the evaluator's settings), each
+    row carries its failures by kind; write the file with `ResultsHeader(failures=True)` then.
+    """
     for index, case in enumerate(report.cases):
+        name = str(case.get("name") or f"case_{index}")
+
+        def failures(counts: Mapping[str, Counts], case: Mapping[str, Any] = case) -> dict[str, dict[str, int]]:
+            return counted_failures(spec, counts, case["expected_output"], case.get("actual_output"))
+
         yield row_from_case(
-            str(case.get("name") or f"case_{index}"),
+            name,
             report.scores[index],
             report.test_passes[index],
             report.reasons[index] if index < len(report.reasons) else "",
             report.detailed_results[index] if index < len(report.detailed_results) else [],
+            failures if spec is not None else None,
         )
 
 
@@ -197,9 +220,8 @@ class ResultsWriter:
         self.path = Path(path)
         self.header = header
         self.count = 0
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._tmp = staged_path(self.path)  # a killed run's file is cleaned by the next write here
-        self._file = open(self._tmp, "x", encoding="utf-8")
+        self._staged = StagedFile(self.path)  # a killed run's staged file is cleaned by the next writer
+        self._file = self._staged.file
         self._names: set[str] = set()
         self._line(header.model_dump(by_alias=True))
 
@@ -220,17 +242,11 @@ class ResultsWriter:
         """Finish the file and rename it over `path`, so readers see the old file or the whole new one."""
         if self._file.closed:
             return self.path
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        os.replace(self._tmp, self.path)
-        return self.path
+        return self._staged.commit()
 
     def discard(self) -> None:
         """Drop what was written; `path` keeps whatever it held before."""
-        if not self._file.closed:
-            self._file.close()
-        self._tmp.unlink(missing_ok=True)
+        self._staged.discard()
 
     def __enter__(self) -> ResultsWriter:
         return self
@@ -254,7 +270,11 @@ def _problem(path: Path, line: int, exc: ValidationError) -> str:
 
 def _load_line(path: Path, number: int, text: str) -> dict[str, Any]:
     try:
-        record = json.loads(text)
+        record = strict_json.loads(text)
+    except strict_json.StrictJSONError as exc:
+        raise ResultsError(
+            f"{path}, line {number}: {exc.msg}; the file was edited by hand: re-run the scoring"
+        ) from exc
     except json.JSONDecodeError as exc:
         raise ResultsError(
             f"{path}, line {number}: not JSON ({exc.msg}); the file is cut short or was edited by hand: "
@@ -307,6 +327,7 @@ def iter_results(path: Path | str) -> Iterator[ResultRow]:
             the line and the field), or a case name that repeats.
     """
     path = Path(path)
+    settle(path.parent)  # a killed writer's switch or staged file is dealt with before reading
     read_header(path)
     seen: dict[str, int] = {}
     with path.open(encoding="utf-8") as file:
@@ -314,10 +335,10 @@ def iter_results(path: Path | str) -> Iterator[ResultRow]:
         for number, text in enumerate(file, start=2):
             if not text.strip():
                 continue
+            record = _load_line(path, number, text)  # the strict reader: no NaN, repeated key or huge number
             try:
-                row = ResultRow.model_validate_json(text)  # pydantic's own JSON parser: no dict in between
+                row = ResultRow.model_validate(record)
             except ValidationError as exc:
-                record = _load_line(path, number, text)  # names a line that is not JSON, or not an object
                 name = record.get("name")
                 where = f" (case {name!r})" if isinstance(name, str) else ""
                 raise ResultsError(
@@ -341,7 +362,7 @@ def results_frame(path: Path | str) -> Any:
 
     records = []
     for row in iter_results(path):
-        record = row.model_dump(exclude={"counts", "field_scores", "overall"})
+        record = row.model_dump(exclude={"counts", "field_scores", "overall", "failures"})
         record.update({f"overall.{key}": getattr(row.overall, key) for key in COUNTS})
         for field, counts in row.counts.items():
             record.update({f"{field}.{key}": getattr(counts, key) for key in COUNTS})

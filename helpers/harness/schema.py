@@ -45,7 +45,7 @@ def import_object(spec: str, *, option: str = "--schema", directory: Path | str 
             f"{option} {spec!r}: no module named {exc.name!r} in {directory} or the installed packages; "
             "run the command from the folder holding the module, or install the package that provides it"
         ) from exc
-    except Exception as exc:  # a SyntaxError or any error raised while the user's module runs
+    except (Exception, SystemExit) as exc:  # a SyntaxError, a sys.exit() or any error while the module runs
         raise SchemaError(
             f"{option} {spec!r}: the module {module_name!r} failed to import ({type(exc).__name__}: {exc}); "
             "fix the module so that `python -c 'import " + module_name + "'` works from this folder"
@@ -68,6 +68,11 @@ def load_schema(spec: str, *, directory: Path | str | None = None) -> type[BaseM
         raise SchemaError(
             f"--schema {spec!r} is a {type(value).__name__}, not a pydantic model class; "
             "name a class that subclasses pydantic.BaseModel"
+        )
+    if not value.model_fields or value.__pydantic_generic_metadata__["parameters"]:
+        raise SchemaError(
+            f"--schema {spec!r} is a base class with no fields of its own, not the schema of your output; "
+            "name your own model class that subclasses it (for example my_schema:Invoice)"
         )
     return value
 

@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import stickler
 from pydantic import BaseModel
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSimilarity
@@ -43,6 +44,10 @@ class Scorer:
     def evaluator(self) -> StructuredOutputSimilarity:
         return _evaluator(self)
 
+    def spec(self) -> Any:
+        """stickler's compiled comparison with the evaluator's settings: what failures by kind are read with."""
+        return _spec(self)
+
 
 @lru_cache(maxsize=8)
 def _schema(spec: str, directory: str | None) -> type[BaseModel]:
@@ -53,6 +58,11 @@ def _schema(spec: str, directory: str | None) -> type[BaseModel]:
 @lru_cache(maxsize=8)
 def _evaluator(scorer: Scorer) -> StructuredOutputSimilarity:
     return StructuredOutputSimilarity(scorer.model(), match_threshold=scorer.match_threshold)
+
+
+@lru_cache(maxsize=8)
+def _spec(scorer: Scorer) -> Any:
+    return stickler.eval_for(scorer.model(), match_threshold=scorer.match_threshold)
 
 
 def pack(value: Any, schema: type[BaseModel]) -> tuple[str, Any]:
@@ -114,7 +124,7 @@ def score_batch(scorer: Scorer, batch: Batch, keep_report: bool) -> BatchResult:
         cases.append(case)
         outputs[case.name] = unpack(output, schema)
     report = score_stored(cases, outputs, scorer.evaluator())
-    return BatchResult(batch.index, list(rows_from_report(report)), report if keep_report else None)
+    return BatchResult(batch.index, list(rows_from_report(report, scorer.spec())), report if keep_report else None)
 
 
 def failed_batch(batch: Batch, scorer: Scorer, problem: str, keep_report: bool) -> BatchResult:

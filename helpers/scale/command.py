@@ -125,11 +125,15 @@ def engine_errors() -> type[Exception]:
 
 def write_results(report: Any, args: argparse.Namespace, out: TextIO) -> None:
     """Write the compact results file of a report scored in one process (a `--task` run)."""
-    from helpers.harness.results import ResultsHeader, ResultsWriter, rows_from_report
+    import stickler
 
-    header = ResultsHeader(schema=args.schema, match_threshold=args.match_threshold)
+    from helpers.harness.results import ResultsHeader, ResultsWriter, rows_from_report
+    from helpers.harness.schema import load_schema
+
+    spec = stickler.eval_for(load_schema(args.schema), match_threshold=args.match_threshold)
+    header = ResultsHeader(schema=args.schema, match_threshold=args.match_threshold, failures=True)
     with ResultsWriter(args.results, header) as writer:
-        for row in rows_from_report(report):
+        for row in rows_from_report(report, spec):
             writer.write(row)
     print(f"Wrote {writer.count} document row(s) to {args.results}.", file=out)
 

@@ -201,7 +201,7 @@ def score_at_scale(
     total = total if total is not None else (len(pairs) if hasattr(pairs, "__len__") else None)
     summary = Summary()
     reports: list[StructuredOutputReport] = []
-    header = ResultsHeader(schema=scorer.schema, match_threshold=scorer.match_threshold)
+    header = ResultsHeader(schema=scorer.schema, match_threshold=scorer.match_threshold, failures=True)
     writer = ResultsWriter(results, header) if results is not None else None
 
     def merge(result: BatchResult) -> None:

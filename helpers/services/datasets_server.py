@@ -42,7 +42,8 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import MaxRetryError, ProtocolError
 from urllib3.util.retry import Retry
 
-from helpers.files import write_text_atomically
+from helpers import strict_json
+from helpers.files import settle, write_text_atomically
 
 SERVICE = "Hugging Face datasets server"
 DEFAULT_BASE_URL = "https://datasets-server.huggingface.co"
@@ -584,7 +585,8 @@ def read_snapshot(path: Path | str, record_command: str = RECORD_COMMAND) -> Sna
             f"Record one with `{record_command}` (needs network and AWS_PROFILE)"
         )
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        settle(path.parent)  # an interrupted switch (a killed `make record-fcc`) is undone before reading
+        document = strict_json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise SnapshotError(f"{path}: cannot be read ({exc.strerror or exc}); check its permissions") from exc
     except UnicodeDecodeError as exc:

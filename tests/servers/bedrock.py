@@ -20,40 +20,15 @@ Use it as a context manager: leaving it stops the serving thread and every stall
 
 from __future__ import annotations
 
-import binascii
 import json
-import struct
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from helpers.services.stand_in import event, exception  # noqa: F401 (exception: re-exported to the tests)
 from tests.servers.local import LocalServer
 
-STRING = 7  # the event-stream header value type for a UTF-8 string
-
-
-def encode_message(headers: dict[str, str], payload: bytes) -> bytes:
-    """One AWS event-stream message: prelude, prelude CRC, headers, payload, message CRC."""
-    encoded = b""
-    for name, value in headers.items():
-        raw_name, raw_value = name.encode(), value.encode()
-        encoded += struct.pack(">B", len(raw_name)) + raw_name + struct.pack(">BH", STRING, len(raw_value)) + raw_value
-    total = 12 + len(encoded) + len(payload) + 4
-    prelude = struct.pack(">II", total, len(encoded))
-    prelude += struct.pack(">I", binascii.crc32(prelude) & 0xFFFFFFFF)
-    body = prelude + encoded + payload
-    return body + struct.pack(">I", binascii.crc32(body) & 0xFFFFFFFF)
-
-
-def event(event_type: str, payload: dict[str, Any]) -> bytes:
-    """A ConverseStream event message (`messageStart`, `contentBlockDelta`, `metadata`, ...)."""
-    headers = {":event-type": event_type, ":content-type": "application/json", ":message-type": "event"}
-    return encode_message(headers, json.dumps(payload).encode())
-
-
-def exception(exception_type: str, message: str) -> bytes:
-    """An in-stream exception message (e.g. `throttlingException`), as Bedrock sends one."""
-    headers = {":exception-type": exception_type, ":content-type": "application/json", ":message-type": "exception"}
-    return encode_message(headers, json.dumps({"message": message}).encode())
+# The wire encoding is the installed stand-in's (helpers.services.stand_in); this server adds the
+# scripted failures a test needs.
 
 
 def usage(inputs: int, outputs: int) -> dict[str, Any]:

@@ -49,9 +49,14 @@ def exchanges_summary(exchanges: Iterable[Exchange], directory: Path = FCC_EXCHA
         return f"{len(exchanges)} hand-authored exchanges, replayed ({where}/); they measure no model"
     models = sorted({str(exchange.provenance.get("model_id")) for exchange in exchanges})
     times = sorted(str(exchange.provenance.get("recorded")) for exchange in exchanges)
+    endpoints = sorted({exchange.endpoint for exchange in exchanges if exchange.endpoint})
+    stand_ins = sum(bool(exchange.stand_in) for exchange in exchanges)
+    caveat = f"; {stand_ins} answered by a stand-in server, not a model" if stand_ins else ""
+    if endpoints:
+        caveat += f"; recorded through {', '.join(endpoints)}, a local or overridden endpoint"
     return (
         f"{len(exchanges)} exchanges recorded from {', '.join(models)} "
-        f"({times[0][:10]} to {times[-1][:10]}), replayed ({where}/)"
+        f"({times[0][:10]} to {times[-1][:10]}), replayed ({where}/){caveat}"
     )
 
 

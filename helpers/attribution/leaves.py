@@ -1,0 +1,339 @@
+"""One document's leaf diff: every leaf that differs, how, and by the comparator's own score.
+
+stickler's `non_matches` already lists each wrong leaf, with both values, for top-level fields
+and for the leaves of list items that paired. A list item whose similarity falls below its class's
+`match_threshold` is different: stickler counts it as one false discovery of the list and never
+descends into it, so nothing says which of its leaves pulled it under. For such an item this module
+scores each leaf the way stickler scored the pair when it matched the lists (`StructuredModel.compare`:
+the weighted mean of each field's raw comparator score, fields absent on both sides left out), so the
+leaves' shares of the shortfall add up to stickler's own item similarity. `check_item` proves it.
+
+    spec = stickler.eval_for(Schema, match_threshold=0.7)
+    diff = document_diff(spec, case.expected_output, output, name=case.name)
+    diff.rows()   # one dict per wrong leaf: path, kind, expected, got, comparator, score, share
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any, get_args, get_origin
+
+from pydantic import BaseModel
+from stickler import StructuredModel
+from stickler.structured_object_evaluator.models.null_helper import NullHelper
+
+# The kinds of miss, in the order tables show them.
+MISSING, INVENTED, WRONG, BELOW, UNREADABLE = "missing", "invented", "wrong value", "below threshold", "unreadable"
+KINDS = (MISSING, INVENTED, WRONG, BELOW, UNREADABLE)
+OUTPUT_PATH = "(output)"  # where an output that could not be read as the schema is reported
+_STICKLER_KINDS = {"false_negative": MISSING, "false_alarm": INVENTED, "false_discovery": WRONG}
+_STEP = re.compile(r"([^.\[\]]+)(?:\[(\d+)\])?")
+_INDEX = re.compile(r"\[\d+\]")
+COLUMNS = ("path", "kind", "expected", "got", "comparator", "threshold", "weight", "score", "share", "item")
+
+
+def fold(path: str) -> str:
+    """`lines[2].quantity` as `lines.quantity`: the field path that rollups count under."""
+    return _INDEX.sub("", path)
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One leaf (or whole list item) that differs between the expected and the got output.
+
+    `score` is the comparator's raw similarity (before its threshold); `share` is set on the leaves
+    of a list item below the match threshold: how much of the item's similarity this leaf cost,
+    `weight * (1 - score) / total weight`, so `1 - sum(shares)` is the item's similarity.
+    """
+
+    path: str
+    kind: str
+    expected: Any = None
+    got: Any = None
+    comparator: str | None = None
+    threshold: float | None = None
+    weight: float | None = None
+    score: float | None = None
+    share: float | None = None
+    item: str | None = None  # the below-threshold item this leaf belongs to
+
+    @property
+    def field(self) -> str:
+        return fold(self.path)
+
+    def row(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in COLUMNS}
+
+
+@dataclass(frozen=True)
+class ItemBelow:
+    """A list item that paired but fell below the match threshold, and the leaves that pulled it under."""
+
+    path: str
+    similarity: float  # stickler's pair similarity, as its non-match record gives it
+    threshold: float
+    leaves: tuple[Leaf, ...]  # every compared leaf, wrong ones first (largest share first)
+
+    @property
+    def leaf_similarity(self) -> float:
+        """The item's similarity rebuilt from its leaves: `1 - sum(share)`."""
+        return 1.0 - sum(leaf.share or 0.0 for leaf in self.leaves)
+
+    @property
+    def culprits(self) -> tuple[Leaf, ...]:
+        return tuple(leaf for leaf in self.leaves if (leaf.share or 0.0) > 0)
+
+
+@dataclass(frozen=True)
+class DocumentDiff:
+    """Every leaf of one document that differs, and every list item that fell below the threshold."""
+
+    name: str
+    score: float | None
+    leaves: tuple[Leaf, ...]
+    items: tuple[ItemBelow, ...] = field(default=())
+    reason: str = ""
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per wrong leaf; a below-threshold item is followed by the leaves that pulled it under."""
+        return [leaf.row() for leaf in self.leaves]
+
+
+def _comparator_info(cls: type[StructuredModel], name: str) -> tuple[str, float, float]:
+    info = cls._get_comparison_info(name)
+    return type(info.comparator).__name__, float(info.threshold), float(info.weight)
+
+
+def _absent(model: StructuredModel, name: str, value: Any) -> bool:
+    if model._is_list_field(name):
+        return NullHelper.is_effectively_null_for_lists(value)
+    return NullHelper.is_effectively_null_for_primitives(value)
+
+
+def _plain(value: Any) -> Any:
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+
+
+def item_leaves(expected: StructuredModel, got: StructuredModel, path: str) -> tuple[Leaf, ...]:
+    """Each compared leaf of one paired item, scored as `StructuredModel.compare` scores it.
+
+    Fields absent on both sides are left out, as stickler leaves them out of the pair's mean.
+    Sorted by share, largest first, so the leaves that pulled the item under come first.
+    """
+    cls = type(expected)
+    scored = []
+    for name in cls.model_fields:
+        if name == "extra_fields" or not hasattr(got, name):
+            continue
+        want, have = getattr(expected, name), getattr(got, name)
+        if _absent(expected, name, want) and _absent(expected, name, have):
+            continue
+        comparator, threshold, weight = _comparator_info(cls, name)
+        score = float(expected.compare_field_raw(name, have))
+        scored.append((name, _plain(want), _plain(have), comparator, threshold, weight, score))
+    total = sum(entry[5] for entry in scored)
+    leaves = [
+        Leaf(
+            path=f"{path}.{name}",
+            kind=BELOW,
+            expected=want,
+            got=have,
+            comparator=comparator,
+            threshold=threshold,
+            weight=weight,
+            score=score,
+            share=weight * (1.0 - score) / total if total else 0.0,
+            item=path,
+        )
+        for name, want, have, comparator, threshold, weight, score in scored
+    ]
+    return tuple(sorted(leaves, key=lambda leaf: -(leaf.share or 0.0)))
+
+
+def _walk(model: StructuredModel, path: str) -> tuple[StructuredModel | None, str]:
+    """The object holding the last step of `path`, and that step's field name (`lines[1].sku` -> lines[1], sku)."""
+    steps = _STEP.findall(path)
+    node: Any = model
+    for name, index in steps[:-1]:
+        node = getattr(node, name, None)
+        if index:
+            node = node[int(index)] if isinstance(node, list) and int(index) < len(node) else None
+        if node is None:
+            return None, steps[-1][0]
+    return node, steps[-1][0]
+
+
+def _element(model: StructuredModel, path: str) -> Any:
+    """The list element at `path` (`lines[1]`), or None."""
+    holder, name = _walk(model, path)
+    index = _STEP.findall(path)[-1][1]
+    values = getattr(holder, name, None) if holder is not None else None
+    if isinstance(values, list) and index and int(index) < len(values):
+        return values[int(index)]
+    return None
+
+
+def _leaf(record: Mapping[str, Any], expected: StructuredModel, got: StructuredModel) -> Leaf:
+    path = str(record.get("field_path"))
+    kind = record.get("non_match_type")
+    kind = _STICKLER_KINDS.get(getattr(kind, "value", kind), str(kind))
+    details = record.get("details") or {}
+    score = record.get("similarity_score", details.get("similarity_score"))
+    comparator = threshold = weight = None
+    if path.endswith("]"):  # a whole list item: compared as its class, paired at its match_threshold
+        element = _element(expected, path) if kind != INVENTED else _element(got, path)
+        if isinstance(element, StructuredModel):
+            comparator, threshold = type(element).__name__, float(type(element).match_threshold)
+    else:
+        holder, name = _walk(expected, path)
+        if isinstance(holder, StructuredModel) and name in type(holder).model_fields:
+            comparator, threshold, weight = _comparator_info(type(holder), name)
+    return Leaf(
+        path=path,
+        kind=kind,
+        expected=record.get("ground_truth_value"),
+        got=record.get("prediction_value"),
+        comparator=comparator,
+        threshold=threshold,
+        weight=weight,
+        score=None if score is None else float(score),
+    )
+
+
+def diff_models(expected: StructuredModel, got: StructuredModel, name: str = "") -> DocumentDiff:
+    """The leaf diff of two instances of one stickler model (`spec.eval_model`)."""
+    raw = expected.compare_with(got, document_non_matches=True, add_derived_metrics=False)
+    leaves: list[Leaf] = []
+    items: list[ItemBelow] = []
+    for record in raw.get("non_matches") or []:
+        leaf = _leaf(record, expected, got)
+        want, have = _element(expected, leaf.path), None
+        if leaf.kind == WRONG and isinstance(want, StructuredModel) and isinstance(leaf.got, dict):
+            have = type(want).model_validate(leaf.got)  # the paired prediction, as stickler serialized it
+        if have is None:
+            leaves.append(leaf)
+            continue
+        below = ItemBelow(
+            path=leaf.path,
+            similarity=float(leaf.score if leaf.score is not None else want.compare(have)),
+            threshold=float(type(want).match_threshold),
+            leaves=item_leaves(want, have, leaf.path),
+        )
+        items.append(below)
+        leaves.append(replace(leaf, kind=BELOW, score=below.similarity))
+        leaves.extend(below.culprits)
+    return DocumentDiff(name=name, score=float(raw.get("overall_score", 0.0)), leaves=tuple(leaves), items=tuple(items))
+
+
+def document_diff(spec: Any, expected: Any, got: Any, name: str = "") -> DocumentDiff:
+    """The leaf diff of one document, compared as `spec` (`stickler.eval_for(Schema, ...)`) compares it.
+
+    `expected` and `got` are instances of the schema or dicts of its fields. An output that does not
+    validate as the schema is one `unreadable` entry naming the problem, as the evaluator scores it 0.
+    """
+    try:
+        want, have = as_models(spec, expected, got)
+    except (ValueError, TypeError) as exc:
+        return unreadable(name, str(exc))
+    return diff_models(want, have, name)
+
+
+def as_models(spec: Any, expected: Any, got: Any) -> tuple[StructuredModel, StructuredModel]:
+    """Both sides as instances of `spec.eval_model`, read the way `EvalSpec.evaluate` reads them.
+
+    Raises:
+        ValueError: If either side does not validate as the schema.
+    """
+    return tuple(spec.eval_model.from_json(_dumped(spec.source_cls, value)) for value in (expected, got))
+
+
+def unreadable(name: str, reason: str, got: Any = None) -> DocumentDiff:
+    """The diff of an output that could not be read as the schema: it scores 0 and has no leaves to compare."""
+    return DocumentDiff(name=name, score=0.0, leaves=(Leaf(OUTPUT_PATH, UNREADABLE, got=got),), reason=reason)
+
+
+def _dumped(schema: type[BaseModel], value: Any) -> dict[str, Any]:
+    if not isinstance(value, schema):
+        value = schema.model_validate(_plain(value))
+    return value.model_dump(mode="json")
+
+
+def check_item(item: ItemBelow) -> bool:
+    """Whether the leaves rebuild stickler's item similarity (to floating-point precision)."""
+    return math.isclose(item.leaf_similarity, item.similarity, rel_tol=0, abs_tol=1e-9)
+
+
+def failures_of(leaves: Iterable[Leaf]) -> dict[str, dict[str, int]]:
+    """Counts of each kind of miss per folded field path, for one document or many."""
+    counts: dict[str, dict[str, int]] = {}
+    for leaf in leaves:
+        kinds = counts.setdefault(leaf.field, {})
+        kinds[leaf.kind] = kinds.get(leaf.kind, 0) + 1
+    return counts
+
+
+@lru_cache(maxsize=32)
+def model_shape(model: type) -> tuple[frozenset[str], frozenset[str]]:
+    """The dotted leaf paths of a stickler model, and the paths that are lists of models (`lines`)."""
+    leaves: set[str] = set()
+    lists: set[str] = set()
+
+    def walk(cls: type, prefix: str) -> None:
+        for name, info in cls.model_fields.items():
+            if name == "extra_fields":
+                continue
+            path = f"{prefix}{name}"
+            inner = _models_in(info.annotation)
+            if inner is None:
+                leaves.add(path)
+                continue
+            element, is_list = inner
+            if is_list:
+                lists.add(path)
+            walk(element, f"{path}.")
+
+    walk(model, "")
+    return frozenset(leaves), frozenset(lists)
+
+
+def _models_in(annotation: Any) -> tuple[type, bool] | None:
+    """The StructuredModel class an annotation holds, and whether it is a list of them; None for a leaf."""
+    if isinstance(annotation, type) and issubclass(annotation, StructuredModel):
+        return annotation, False
+    for argument in get_args(annotation):
+        found = _models_in(argument)
+        if found is not None:
+            return found[0], found[1] or get_origin(annotation) in (list, tuple)
+    return None
+
+
+def counted_failures(spec: Any, counts: Mapping[str, Any], expected: Any, got: Any) -> dict[str, dict[str, int]]:
+    """One document's failures by kind from stickler's own counts, diffing only what the counts cannot say.
+
+    On every leaf path and list path, `fn` is `missing`, `fa` `invented`, and `fd` `wrong value`
+    (`below threshold` on a list of models): what `document_diff` finds, at the cost of no comparison
+    (tests/test_attribution.py checks the two agree on every walkthrough document). Only a document
+    with a list item below the threshold is diffed, for the leaves that pulled it under.
+    """
+    leaves, lists = model_shape(spec.eval_model)
+    found: dict[str, dict[str, int]] = {}
+    for path, values in counts.items():
+        if path not in leaves and path not in lists:
+            continue
+        for kind, count in (
+            (MISSING, values.fn),
+            (INVENTED, values.fa),
+            (BELOW if path in lists else WRONG, values.fd),
+        ):
+            if count:
+                found.setdefault(path, {})[kind] = count
+    if any(counts[path].fd for path in lists if path in counts):
+        for leaf in document_diff(spec, expected, got).leaves:
+            if leaf.item is not None:
+                kinds = found.setdefault(leaf.field, {})
+                kinds[BELOW] = kinds.get(BELOW, 0) + 1
+    return found

@@ -1,0 +1,100 @@
+"""Which list items paired with which, and which re-paired between two runs.
+
+stickler pairs the items of a list of models by Hungarian matching on each pair's similarity, so
+one wrong leaf can change which predicted item a labelled item pairs with, and move the counts of
+fields that did not change at all. This module asks stickler's own matcher for the pairing
+(`HungarianMatcher` with `StructuredModelComparator`, as its list comparator does) and lists the
+labelled items whose partner differs between two runs of the same documents.
+
+Items are named by the labelled (expected) item's index, as stickler's non-match paths name them;
+a partner is the predicted item's index in that run's output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from stickler import StructuredModel, StructuredModelComparator
+from stickler.algorithms.hungarian import HungarianMatcher
+
+from helpers.attribution.leaves import as_models
+
+
+@dataclass(frozen=True)
+class Partner:
+    """What one labelled item paired with: a predicted item's index and the pair's similarity."""
+
+    index: int | None  # None: left unpaired (a missing item)
+    similarity: float | None
+    threshold: float
+
+    def describe(self) -> str:
+        if self.index is None:
+            return "nothing"
+        verdict = "match" if self.similarity >= self.threshold else "below threshold"
+        return f"got[{self.index}] ({self.similarity:.3f}, {verdict})"
+
+
+def _lists(model: StructuredModel) -> Iterable[tuple[str, list, type]]:
+    for name in type(model).model_fields:
+        value = getattr(model, name, None)
+        if isinstance(value, list) and value and all(isinstance(item, StructuredModel) for item in value):
+            yield name, value, type(value[0])
+
+
+def pairings(expected: StructuredModel, got: StructuredModel, prefix: str = "") -> dict[str, Partner]:
+    """Every labelled list item's partner, by item path (`lines[1]`), nested lists of paired items included."""
+    found: dict[str, Partner] = {}
+    matcher = HungarianMatcher(StructuredModelComparator())
+    for name, want, cls in _lists(expected):
+        have = getattr(got, name, None) or []
+        threshold = float(cls.match_threshold)
+        pairs = matcher.calculate_metrics(want, have)["matched_pairs"] if have else []
+        partners = {gt: (pred, float(score)) for gt, pred, score in pairs}
+        for index, item in enumerate(want):
+            path = f"{prefix}{name}[{index}]"
+            pred, score = partners.get(index, (None, None))
+            found[path] = Partner(pred, score, threshold)
+            if pred is not None and score >= threshold and isinstance(have[pred], StructuredModel):
+                found.update(pairings(item, have[pred], prefix=f"{path}."))
+    return found
+
+
+def report_pairings(report: Any, spec: Any) -> dict[str, dict[str, Partner]]:
+    """Each readable case's pairings, by case name."""
+    found = {}
+    for index, case in enumerate(report.cases):
+        name = str(case.get("name") or f"case_{index}")
+        try:
+            found[name] = pairings(*as_models(spec, case.get("expected_output"), case.get("actual_output")))
+        except (ValueError, TypeError):
+            continue  # an unreadable output has no items to pair
+    return found
+
+
+def repairs(
+    old: Mapping[str, Mapping[str, Partner]],
+    new: Mapping[str, Mapping[str, Partner]],
+    labels: tuple[str, str] = ("old", "new"),
+) -> pd.DataFrame:
+    """The labelled items whose partner changed between two runs, one row each, in case order."""
+    rows = []
+    for name, before in old.items():
+        after = new.get(name)
+        if after is None:
+            continue
+        for path, partner in before.items():
+            other = after.get(path)
+            if other is not None and other.index != partner.index:
+                rows.append(
+                    {
+                        "case": name,
+                        "item": path,
+                        f"{labels[0]} paired with": partner.describe(),
+                        f"{labels[1]} paired with": other.describe(),
+                    }
+                )
+    return pd.DataFrame(rows, columns=["case", "item", f"{labels[0]} paired with", f"{labels[1]} paired with"])

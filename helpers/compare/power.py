@@ -1,0 +1,299 @@
+"""How many documents do I need? The change a gate would catch, estimated from a baseline run.
+
+    python -m helpers.compare.power BASELINE --target invoice_date.f1 [--change -0.02]
+
+A gate `high(delta(FIELD.METRIC)) >= 0` fails only when a regression is beyond noise, so whether
+it can see one depends on how many documents the runs hold and how the field's counts vary from
+document to document. Both are read off the baseline itself, by simulation rather than a normal
+approximation (few errors on few documents are far from normal):
+
+1. draw a run of `documents` documents from the baseline's own (with replacement);
+2. plant a regression: each correct value of the field (a `tp`) breaks with chance `rate`, as a
+   wrong value (`fd`, for precision and F1) or a missing one (`fn`, for recall);
+3. compare the two with the same paired bootstrap and interval `compare` uses, and note whether
+   the gate failed.
+
+Power is the share of simulations in which it failed. The smallest change caught with 80% power
+at the run's size is found by searching the rate; the documents needed for a named change, by
+doubling the run and then halving the gap. Every search uses the same seeded draws, so it is
+reproducible and steady.
+
+The model is a best case: the simulated candidate differs from the baseline only by the planted
+regression, where a real candidate also differs by chance on other documents; and it is one gate,
+where a joint band over K gated fields is wider. Treat the figures as the least a run needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from helpers.compare.bootstrap import interval, joint_band, ratio, resample_sums
+from helpers.compare.params import CONFIDENCE, COUNTS, INTERVAL_MODES, JOINT, RATIOS, CompareError
+
+POWER = 0.8
+SIMULATIONS = 200
+RESAMPLES = 400
+MAX_DOCUMENTS = 20_000  # the search for a run size stops here; beyond it the answer is "more than this"
+TP, FP, FN, FD = (COUNTS.index(key) for key in ("tp", "fp", "fn", "fd"))
+
+
+@dataclass(frozen=True)
+class Power:
+    """One simulated setting: the run size, the planted rate, the mean change it makes, and the share caught."""
+
+    documents: int
+    rate: float
+    change: float
+    power: float
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """One field path's per-document counts of a baseline run: what the simulations draw documents from."""
+
+    source: str
+    target: str
+    counts: np.ndarray  # (documents, len(COUNTS))
+
+    @classmethod
+    def of(cls, run: Any, target: str, source: str = "baseline") -> Baseline:
+        """The counts of `target`'s field in a report in memory, or a saved report or results file by path.
+
+        Raises:
+            CompareError: If the target is not `FIELD.METRIC` with a ratio metric, or the run lacks the field.
+        """
+        from helpers.compare.reading import read_run, read_run_file
+        from helpers.compare.runs import Sample, paths_in
+
+        field, _, metric = target.rpartition(".")
+        if not field or metric not in RATIOS:
+            raise CompareError(
+                f"target {target!r}: write FIELD.METRIC with METRIC one of {', '.join(RATIOS)} (e.g. invoice_date.f1)"
+            )
+        if isinstance(run, str | Path):
+            source, run = str(run), read_run_file(run)
+        else:
+            run = read_run(run, source)
+        cases = list(run.documents)
+        paths = paths_in(run, cases)
+        if field not in paths:
+            raise CompareError(f"{source}: no field path {field!r}; use one of {', '.join(paths)}")
+        return cls(source, target, Sample.of(run, cases, [field]).counts[field].copy())
+
+    @property
+    def metric(self) -> str:
+        return self.target.rpartition(".")[2]
+
+    def value(self) -> float:
+        return float(ratio(self.counts.sum(axis=0), self.metric))
+
+
+def simulate(
+    baseline: Baseline,
+    documents: int,
+    rate: float,
+    *,
+    simulations: int = SIMULATIONS,
+    resamples: int = RESAMPLES,
+    confidence: float = CONFIDENCE,
+    intervals: str = JOINT,
+    seed: int = 0,
+) -> Power:
+    """Power of `high(delta(target)) >= 0` against a regression that breaks each correct value with chance `rate`."""
+    metric = baseline.metric
+    broken = FN if metric == "recall" else FD
+    rng = np.random.default_rng(seed)
+    caught, changes = 0, []
+    for simulation in range(simulations):
+        old = baseline.counts[rng.integers(0, len(baseline.counts), documents)]
+        flips = rng.binomial(old[:, TP], rate)
+        new = old.copy()
+        new[:, TP] -= flips
+        new[:, broken] += flips
+        if broken == FD:
+            new[:, FP] += flips
+        _, sums = resample_sums(np.empty((documents, 0)), [old, new], resamples, seed + simulation)
+        width = len(COUNTS)
+        resampled = ratio(sums[:, width:], metric) - ratio(sums[:, :width], metric)
+        estimate = float(ratio(new.sum(axis=0), metric) - ratio(old.sum(axis=0), metric))
+        if intervals == JOINT:
+            high = float(joint_band(np.array([estimate]), resampled[:, None], confidence)[1][0])
+        else:
+            high = interval(np.zeros(resamples), resampled, estimate, confidence).high
+        caught += high < -1e-9  # as the gates forgive float rounding
+        changes.append(estimate)
+    return Power(documents, rate, float(np.mean(changes)), caught / simulations)
+
+
+def smallest_change(baseline: Baseline, documents: int | None = None, power: float = POWER, **options) -> Power:
+    """The smallest planted regression caught with `power` at `documents` (the baseline's size by default).
+
+    Searches the rate by halving the gap eight times; if even breaking every correct value is
+    not caught that often, returns that setting with its (lower) power.
+    """
+    documents = documents or len(baseline.counts)
+    best = simulate(baseline, documents, 1.0, **options)
+    if best.power < power:
+        return best
+    _, found = _halve(0.0, 1.0, lambda rate: simulate(baseline, documents, rate, **options), power, 1 / 256)
+    return found or best
+
+
+def documents_needed(
+    baseline: Baseline, change: float, power: float = POWER, limit: int = MAX_DOCUMENTS, **options
+) -> Power | None:
+    """The fewest documents at which a regression of mean size `change` is caught with `power`; None past `limit`.
+
+    The planted rate that makes the change is found first (at the baseline's size); then the run
+    size is doubled until the gate catches it often enough, and the last gap halved.
+    """
+    if change >= 0:
+        raise CompareError(f"change must be a drop below zero (e.g. -0.02); got {change}")
+    rate = _rate_for(baseline, change, **options)
+    if rate is None:
+        return None
+    small, large = 0, max(2, len(baseline.counts) // 4)
+    found = simulate(baseline, large, rate, **options)
+    while found.power < power:
+        if large >= limit:
+            return None
+        small, large = large, min(limit, large * 2)
+        found = simulate(baseline, large, rate, **options)
+    _, trial = _halve(small, large, lambda size: simulate(baseline, size, rate, **options), power, large // 20)
+    return trial or found
+
+
+def _rate_for(baseline: Baseline, change: float, **options) -> float | None:
+    """The planted rate whose mean change is `change`, from the change breaking every correct value makes."""
+    documents = max(len(baseline.counts), 200)
+    quick = {**options, "simulations": 20, "resamples": 2}
+    if simulate(baseline, documents, 1.0, **quick).change > change:
+        return None
+    return _halve(0.0, 1.0, lambda rate: simulate(baseline, documents, rate, **quick), None, 1 / 4096, change)[0]
+
+
+def _halve(
+    low: float, high: float, attempt: Any, power: float | None, gap: float, change: float = 0.0
+) -> tuple[float, Power | None]:
+    """Halve `[low, high]` until it is `gap` wide, keeping the high end where the setting is enough.
+
+    A setting is enough when its power reaches `power`, or, with `power` None, when its mean change
+    reaches `change`. Run sizes are whole numbers, so an integer range is halved in integers.
+    Returns the high end and the last setting found enough there (None if only the start was).
+    """
+    whole = isinstance(low, int)
+    best = None
+    while high - low > max(gap, 1 if whole else 0):
+        middle = (low + high) // 2 if whole else (low + high) / 2
+        found = attempt(middle)
+        if (found.power >= power) if power is not None else (found.change <= change):
+            high, best = middle, found
+        else:
+            low = middle
+    return high, best
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.compare.power",
+        description="From a baseline run: the smallest regression a gate would catch, and the documents needed.",
+        epilog="exit codes: 0 estimated, 2 bad input (arguments or files), 3 an internal error",
+    )
+    parser.add_argument("baseline", type=Path, help="a saved report or compact results file")
+    parser.add_argument("--target", required=True, help="FIELD.METRIC the gate reads, e.g. invoice_date.f1")
+    parser.add_argument("--change", type=float, help="also: documents needed to catch this drop (e.g. -0.02)")
+    parser.add_argument("--power", type=float, default=POWER, help="share of regressions caught (default %(default)s)")
+    parser.add_argument("--intervals", choices=INTERVAL_MODES, default=JOINT, help="as for compare (default joint)")
+    parser.add_argument("--seed", type=int, default=0, help="simulation seed (default %(default)s)")
+    parser.add_argument(
+        "--simulations", type=int, default=SIMULATIONS, help="simulated regressions per setting (default %(default)s)"
+    )
+    parser.add_argument(
+        "--resamples", type=int, default=RESAMPLES, help="bootstrap resamples per simulation (default %(default)s)"
+    )
+    return parser
+
+
+def report(baseline: Baseline, change: float | None, power: float, **options) -> str:
+    """What the command prints: the baseline, the smallest change caught, and the documents a named change needs."""
+    size = len(baseline.counts)
+    lines = [
+        f"baseline: {baseline.source}, {size:,} documents; {baseline.target} = {baseline.value():.3f}",
+        f"gate: high(delta({baseline.target})) >= 0, {options.get('intervals', JOINT)} interval, "
+        f"{options.get('simulations', SIMULATIONS)} simulated regressions per setting",
+    ]
+    smallest = smallest_change(baseline, power=power, **options)
+    if smallest.power >= power:
+        lines.append(
+            f"smallest drop caught with {power:.0%} power at {size:,} documents: {-smallest.change:.3f} "
+            f"(each correct value broken with chance {smallest.rate:.2f})"
+        )
+    else:
+        lines.append(
+            f"no drop is caught with {power:.0%} power at {size:,} documents: breaking every correct value is caught "
+            f"{smallest.power:.0%} of the time"
+        )
+    if change is not None:
+        needed = documents_needed(baseline, change, power=power, **options)
+        if needed is None:
+            lines.append(
+                f"a drop of {-change:.3f}: not caught with {power:.0%} power within {MAX_DOCUMENTS:,} documents"
+            )
+        else:
+            lines.append(
+                f"documents needed to catch a drop of {-change:.3f} with {power:.0%} power: about {needed.documents:,} "
+                f"(power {needed.power:.0%} there)"
+            )
+    lines.append("best case: the simulated candidate differs only by the regression; real runs need more")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else 2
+    problem = next(
+        (
+            message
+            for bad, message in (
+                (not 0 < args.power < 1, f"--power must be between 0 and 1; got {args.power}"),
+                (not 10 <= args.simulations <= 10_000, f"--simulations must be 10 to 10,000; got {args.simulations}"),
+                (not 2 <= args.resamples <= 10_000, f"--resamples must be 2 to 10,000; got {args.resamples}"),
+                (not 0 <= args.seed < 2**63, f"--seed must be a whole number from 0; got {args.seed}"),
+            )
+            if bad
+        ),
+        None,
+    )
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    options = {"intervals": args.intervals, "seed": args.seed, "simulations": args.simulations}
+    try:
+        baseline = Baseline.of(args.baseline, args.target)
+        print(report(baseline, args.change, args.power, resamples=args.resamples, **options))
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 (a bug, reported as one)
+        print(
+            f"error: internal error in helpers.compare.power ({type(exc).__name__}: {exc}); this is a bug",
+            file=sys.stderr,
+        )
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""Where a recording came from: the provider class, the model id, and any endpoint not the provider's own.
+
+Read from the Strands `Model` the recorder was handed, never from credentials: the endpoint is
+kept as `host[:port]` only (no user info, path or query, which is where tokens hide), and only
+when it is not the provider's own service, so a cassette recorded against a local server or an
+endpoint override says so.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
+# Hosts that are the providers' own services; any other host is reported.
+_OWN_HOSTS = ("amazonaws.com", "api.openai.com", "api.anthropic.com", "generativelanguage.googleapis.com")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def provider_name(model: Any) -> str:
+    """The provider as its import path, e.g. `strands.models.bedrock.BedrockModel`."""
+    kind = type(model)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def model_id(model: Any) -> str | None:
+    """The model id the provider's config names, if any."""
+    try:
+        config = model.get_config()
+    except Exception:  # a provider whose config cannot be read still records; it just has no id to show
+        return None
+    value = config.get("model_id") if isinstance(config, dict) else getattr(config, "model_id", None)
+    return str(value) if value else None
+
+
+def endpoint_host(model: Any) -> str | None:
+    """`host[:port]` of the endpoint the provider talks to, when it is not the provider's own service."""
+    url = _endpoint_url(model)
+    if not url:
+        return None
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    host = parts.hostname or ""
+    if not host or any(host == own or host.endswith("." + own) for own in _OWN_HOSTS):
+        return None
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    shown = f"[{host}]" if ":" in host else host
+    return f"{shown}:{port}" if port else shown
+
+
+def is_local(endpoint: str | None) -> bool:
+    """Whether `endpoint` (as `endpoint_host` gives it) is this machine."""
+    if not endpoint:
+        return False
+    host = urlsplit(f"http://{endpoint}").hostname or ""
+    return host in LOOPBACK
+
+
+def describe_model(model: Any) -> dict[str, Any]:
+    """`provider`, `model_id` and `endpoint` for a cassette's provenance."""
+    return {"provider": provider_name(model), "model_id": model_id(model), "endpoint": endpoint_host(model)}
+
+
+def _endpoint_url(model: Any) -> str | None:
+    """The URL the provider sends to: a boto3 client's endpoint, an OpenAI-style base_url, or a host setting."""
+    client = getattr(model, "client", None)
+    meta = getattr(client, "meta", None)
+    if meta is not None and getattr(meta, "endpoint_url", None):
+        return str(meta.endpoint_url)
+    client_args = getattr(model, "client_args", None)
+    if isinstance(client_args, dict) and client_args.get("base_url"):
+        return str(client_args["base_url"])
+    if type(model).__name__ == "OpenAIModel" and os.environ.get("OPENAI_BASE_URL"):
+        return os.environ["OPENAI_BASE_URL"]
+    for name in ("base_url", "host"):
+        value = getattr(model, name, None)
+        if isinstance(value, str) and value:
+            return value
+    try:
+        config = model.get_config()
+    except Exception:
+        return None
+    if isinstance(config, dict):
+        for name in ("host", "base_url"):
+            if isinstance(config.get(name), str) and config[name]:
+                return config[name]
+    return None

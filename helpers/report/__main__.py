@@ -1,0 +1,5 @@
+import sys
+
+from helpers.report.cli import main
+
+sys.exit(main())

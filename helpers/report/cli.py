@@ -1,0 +1,146 @@
+"""`python -m helpers.report RUN.json [--against OLD.json --gate RULE ...]` (also `eval-report`).
+
+Writes one self-contained HTML file (no network, no server: a CI artifact to open) with the
+per-field table, the interval chart of a comparison, the gates, the failures by kind and each
+document's leaf diff, and prints a short Markdown summary (also written with `--summary`), for a
+CI job's summary page. Exit codes:
+
+    0  written; every gate passed (or none was given)
+    1  written; a gate failed
+    2  bad input: an argument, a rule, a missing or malformed file, a schema that does not import;
+       nothing was written
+    3  an internal error: a bug in this command, never a gate result
+
+Arguments, rules and files are checked before pandas, matplotlib or stickler are imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from helpers.compare.gates import GateError, parse_gate
+from helpers.compare.params import RESAMPLES, SEED, check_resamples, check_seed
+
+EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.report",
+        description="Write one self-contained HTML report of a run, and print a Markdown summary.",
+        epilog="exit codes: 0 written and every gate passed, 1 written and a gate failed, 2 bad input, "
+        "3 internal error",
+    )
+    parser.add_argument(
+        "run", type=Path, help="the run: a saved report (helpers.harness.reports.save_report) or a compact results file"
+    )
+    parser.add_argument("--against", type=Path, help="the baseline run to compare with, saved the same way")
+    parser.add_argument(
+        "--gate",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="a compare gate, e.g. 'overall >= 0.9' (needs --against; repeatable)",
+    )
+    parser.add_argument(
+        "--schema",
+        help="the scored model as module:Class, for leaf diffs of a saved report (a results file names its own)",
+    )
+    parser.add_argument(
+        "--match-threshold", type=float, help="the evaluator's match threshold (default: the results file's, else 0.7)"
+    )
+    parser.add_argument("--out", type=Path, help="the HTML file to write (default: RUN with .html)")
+    parser.add_argument("--summary", type=Path, help="also write the Markdown summary here")
+    parser.add_argument("--page-size", type=int, default=50, help="documents per page (default %(default)s)")
+    parser.add_argument("--resamples", type=int, default=RESAMPLES, help="bootstrap resamples (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=SEED, help="bootstrap seed (default %(default)s)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the report; 0 when every gate passes, 1 when one fails, 2 on bad input, 3 on a bug."""
+    try:
+        return _main(argv)
+    except SystemExit as exit_:  # argparse: --help (0) or a malformed argument (2)
+        return exit_.code if isinstance(exit_.code, int) else EXIT_BAD_INPUT
+
+
+def _refuse(message: object) -> int:
+    print(f"error: {message}; nothing was written", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    arguments = parser()
+    args = arguments.parse_args(argv)
+    for check, value in ((check_resamples, args.resamples), (check_seed, args.seed)):
+        try:
+            check(value)
+        except ValueError as exc:
+            arguments.error(str(exc))
+    if args.page_size < 1:
+        arguments.error(f"--page-size must be 1 or more; got {args.page_size}")
+    if args.match_threshold is not None and not 0 <= args.match_threshold <= 1:
+        arguments.error(f"--match-threshold {args.match_threshold} is outside [0, 1]; pass a score such as 0.7")
+    if args.gate and args.against is None:
+        return _refuse("--gate compares two runs: pass the baseline with --against OLD.json")
+    try:
+        gates = [parse_gate(rule) for rule in args.gate]
+    except GateError as exc:
+        return _refuse(exc)
+    for option, path in (("RUN", args.run), ("--against", args.against)):
+        if path is not None and not path.is_file():
+            return _refuse(f"{option} {path}: no such file; pass a saved report or a compact results file")
+    out = args.out or args.run.with_suffix(".html")
+    if out.resolve() in {path.resolve() for path in (args.run, args.against) if path is not None}:
+        return _refuse(f"--out {out} would overwrite an input run; name a new HTML file")
+    try:
+        return _write(args, gates, out)
+    except (OSError, ValueError, ImportError) as exc:  # a foreign or malformed file, a schema that does not load
+        return _refuse(exc)
+    except Exception as exc:  # noqa: BLE001 (anything else is a bug, and must not read as a failed gate)
+        print(f"error: internal error in helpers.report ({type(exc).__name__}: {exc}); this is a bug", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _spec(args: argparse.Namespace) -> object | None:
+    """stickler's compiled comparison for the leaf diffs, from --schema or the results file's header."""
+    import stickler
+
+    from helpers.compare.reading import is_results_file
+    from helpers.harness.results import read_header
+    from helpers.harness.schema import load_schema
+
+    schema, threshold = args.schema, args.match_threshold
+    if schema is None and is_results_file(args.run):
+        header = read_header(args.run)
+        schema, threshold = header.schema_, threshold if threshold is not None else header.match_threshold
+    if schema is None:
+        return None
+    return stickler.eval_for(load_schema(schema), match_threshold=0.7 if threshold is None else threshold)
+
+
+def _write(args: argparse.Namespace, gates: list, out: Path) -> int:
+    from helpers.files import switch_files
+    from helpers.report.content import build
+    from helpers.report.page import render
+    from helpers.report.summary import summary
+
+    content = build(
+        args.run, old_path=args.against, gates=gates, spec=_spec(args), resamples=args.resamples, seed=args.seed
+    )
+    text = summary(content, out.name)
+    writes = {out: render(content, page_size=args.page_size)}
+    if args.summary is not None:
+        writes[args.summary] = text
+    switch_files(writes)  # the page and the summary appear together, or neither does
+    print(text, end="")
+    print(f"Wrote {out}.", file=sys.stderr)
+    return EXIT_FAILED if content.gates_failed else EXIT_PASSED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,213 @@
+"""What a report shows, gathered from one run (and optionally the run it is compared against).
+
+Everything here is data: pandas tables, an SVG string, and each document's wrong leaves as plain
+lists, so the HTML page and the Markdown summary render the same numbers.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import numpy as np
+import pandas as pd
+
+from helpers.attribution.kinds import failures_delta, failures_table, report_diffs, results_failures, run_failures
+from helpers.attribution.leaves import DocumentDiff
+from helpers.attribution.pairing import repairs, report_pairings
+from helpers.compare.bootstrap import ratio
+from helpers.compare.params import COUNTS
+from helpers.compare.reading import Run, is_results_file, read_run_file
+
+VALUE_CHARS = 160  # longer values are cut in the page; the saved report keeps them whole
+
+
+@dataclass
+class Side:
+    """One run as the report reads it: its documents' counts, and its leaf diffs when it has outputs."""
+
+    path: Path
+    run: Run
+    diffs: list[DocumentDiff] | None = None  # None: no outputs to diff (a results file) or no schema
+    failures: dict[str, dict[str, dict[str, int]]] | None = None
+    report: Any = None  # the saved report, when the run is one
+    note: str = ""  # why diffs or failures are missing
+
+
+@dataclass
+class Content:
+    """Everything the page and the summary show."""
+
+    title: str
+    new: Side
+    old: Side | None = None
+    field_table: pd.DataFrame | None = None
+    overall_table: pd.DataFrame | None = None
+    delta_table: pd.DataFrame | None = None
+    chart_svg: str | None = None
+    gates_table: pd.DataFrame | None = None
+    gates_failed: int = 0
+    failures_table: pd.DataFrame | None = None
+    failures_delta: pd.DataFrame | None = None
+    repairs: pd.DataFrame | None = None
+    documents: list[list[Any]] = field(default_factory=list)  # [name, score, pass, [leaf, ...]], worst first
+    perfect: int = 0  # scored documents with no wrong leaf, not listed
+
+
+def read_side(path: Path, spec: Any) -> Side:
+    """Read one run; with `spec` and a saved report, diff every document."""
+    from helpers.harness.reports import load_report
+
+    run = read_run_file(path)
+    if is_results_file(path):
+        try:
+            return Side(path, run, failures=results_failures(path), note=_RESULTS_NOTE)
+        except ValueError as exc:
+            return Side(path, run, note=f"{exc}.")
+    if spec is None:
+        return Side(path, run, note="Pass --schema module:Class to see each document's leaf diff and failures by kind.")
+    report = load_report(path)
+    diffs = list(report_diffs(report, spec))
+    return Side(path, run, diffs=diffs, failures=run_failures(diffs), report=report)
+
+
+_RESULTS_NOTE = (
+    "A compact results file keeps no outputs, so it has no per-document leaf diffs; "
+    "save the report with `score --out` to see them."
+)
+
+
+def field_table(run: Run) -> pd.DataFrame:
+    """Per field path: the counts summed over the run's documents, and precision, recall and F1, worst F1 first."""
+    totals: dict[str, np.ndarray] = {}
+    for document in run.documents.values():
+        for path, counts in document.counts.items():
+            totals[path] = totals.get(path, 0) + np.asarray(counts, dtype=np.int64)
+    rows = []
+    for path, counts in totals.items():
+        row = {"field": path, **{key: int(counts[COUNTS.index(key)]) for key in ("tp", "fn", "fa", "fd")}}
+        row.update({name: float(ratio(counts, name)) for name in ("precision", "recall", "f1")})
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=["field", "tp", "fn", "fa", "fd", "precision", "recall", "f1"])
+    return frame.sort_values(["f1", "field"], kind="stable").reset_index(drop=True)
+
+
+def chart_svg(figure: Any) -> str:
+    """A matplotlib figure as inline SVG text: no XML prolog, stable ids, no creation date."""
+    with matplotlib.rc_context({"svg.hashsalt": "report", "svg.fonttype": "path"}):
+        buffer = io.StringIO()
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
+    text = buffer.getvalue()
+    return text[text.index("<svg") :]
+
+
+def _cut(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.3f}"
+
+
+def document_rows(side: Side) -> tuple[list[list[Any]], int]:
+    """Each document with a wrong leaf, worst score first, as plain lists; and how many had none."""
+    if side.diffs is None:
+        return [], 0
+    scores = {name: document.score for name, document in side.run.documents.items()}
+    passes = dict(zip([str(case.get("name")) for case in side.report.cases], side.report.test_passes, strict=False))
+    listed = []
+    for diff in side.diffs:
+        if not diff.leaves:
+            continue
+        leaves = [
+            [
+                leaf.path,
+                leaf.field,
+                leaf.kind,
+                _cut(leaf.expected),
+                _cut(leaf.got),
+                leaf.comparator or "",
+                _number(leaf.score),
+                _number(leaf.share),
+            ]
+            for leaf in diff.leaves
+        ]
+        listed.append(
+            [diff.name, round(scores.get(diff.name, diff.score or 0.0), 3), bool(passes.get(diff.name)), leaves]
+        )
+    listed.sort(key=lambda document: (document[1], document[0]))
+    return listed, len(side.diffs) - len(listed)
+
+
+def build(
+    new_path: Path,
+    *,
+    old_path: Path | None = None,
+    gates: Sequence[Any] = (),
+    spec: Any = None,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> Content:
+    """Read the run(s) and gather every table, the chart and the documents."""
+    new = read_side(new_path, spec)
+    content = Content(title=f"Evaluation report: {new_path.name}", new=new, field_table=field_table(new.run))
+    if new.failures is not None:
+        content.failures_table = failures_table(new.failures)
+    content.documents, content.perfect = document_rows(new)
+    if old_path is None:
+        return content
+    from helpers.compare.gates import evaluate_gates, gates_table
+    from helpers.compare.runs import compare_runs
+    from helpers.render.compare_charts import field_delta_chart
+
+    old = read_side(old_path, spec)
+    content.old = old
+    labels = ("old", "new")
+    comparison = compare_runs(old.run, new.run, resamples=resamples, seed=seed, labels=labels)
+    content.overall_table = comparison.overall_table()
+    content.delta_table = comparison.field_table()
+    content.chart_svg = chart_svg(
+        field_delta_chart(comparison, title=f"Per-field change in F1, {new_path.name} minus {old_path.name}")
+    )
+    if gates:
+        results = evaluate_gates(gates, comparison)
+        content.gates_table = gates_table(results)
+        content.gates_failed = sum(not result.passed for result in results)
+    if old.failures is not None and new.failures is not None:
+        content.failures_delta = failures_delta(old.failures, new.failures, labels)
+    if old.report is not None and new.report is not None:
+        content.repairs = repairs(report_pairings(old.report, spec), report_pairings(new.report, spec), labels)
+    return content
+
+
+def table_cells(frame: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """A table's header and its cells as text, floats to three decimals, for HTML and Markdown alike."""
+
+    def text(value: Any) -> str:
+        if isinstance(value, bool | np.bool_):
+            return "yes" if value else "no"
+        if isinstance(value, float | np.floating):
+            return "" if np.isnan(value) else f"{value:.3f}"
+        return "" if value is None else str(value)
+
+    return [str(column) for column in frame.columns], [
+        [text(value) for value in row] for row in frame.itertuples(index=False)
+    ]
+
+
+def overall_line(content: Content) -> str:
+    """One line: documents, mean score and passes of the run."""
+    run = content.new.run
+    scores = [document.score for document in run.documents.values()]
+    mean = sum(scores) / len(scores) if scores else 0.0
+    line = f"{len(scores)} scored document(s), mean score {mean:.3f}"
+    report = content.new.report
+    if report is not None:
+        line += f"; {sum(report.test_passes)} of {len(report.test_passes)} case(s) pass"
+    return line

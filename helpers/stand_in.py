@@ -1,0 +1,107 @@
+"""Start a local stand-in for Bedrock that answers your cases from a predictions file, to try recording with no cloud.
+
+    python -m helpers.stand_in --schema M:Class --cases CASES.jsonl --predictions PREDICTIONS.jsonl \\
+        [--tool-calls CALLS.jsonl] [--port 8765]
+
+Then, from another terminal in the same folder, record through the real `BedrockModel` client:
+
+    EVAL_STAND_IN_URL=http://127.0.0.1:8765 python -m helpers.record --schema M:Class --cases CASES.jsonl \\
+        --task M:function --cassettes DIR --model helpers.stand_in:model
+
+The stand-in listens on 127.0.0.1 only and speaks Bedrock's ConverseStream wire protocol
+(`helpers.services.stand_in`). It answers each case with its line of the predictions file (the
+format `score --predictions` reads) as a call of the structured-output tool; a case listed in
+`--tool-calls` (`{"name": case, "calls": [{"name": tool, "input": {...}}]}` per line) first calls
+those tools of your agent, all in one message, so a task with tools records several turns.
+Cassettes recorded this way say so (`provenance.stand_in` and the endpoint), and `score` and the
+notebooks never count them as recorded from a model. Stop it with Ctrl-C. Exit codes: 0 stopped,
+1 a dependency is missing, 2 bad input (a file or schema that does not load, a port in use).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+DEFAULT_URL = "http://127.0.0.1:8765"
+URL_VARIABLE = "EVAL_STAND_IN_URL"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.stand_in",
+        description=__doc__.split("\n\n")[0].strip(),
+        epilog="\n\n".join(__doc__.split("\n\n")[2:4]).strip(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--schema", required=True, help="the output model, as module:Class")
+    parser.add_argument("--cases", required=True, type=Path, help="the JSONL case file")
+    parser.add_argument("--predictions", required=True, type=Path, help="the answers, one {name, output} per case")
+    parser.add_argument("--tool-calls", type=Path, help="tool calls to make before answering, per case (optional)")
+    parser.add_argument("--port", type=int, default=8765, help="the port on 127.0.0.1 (default 8765; 0 for any)")
+    return parser
+
+
+def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
+    """Run the command; returns the exit code once the server is stopped."""
+    out = out or sys.stdout
+    args = build_parser().parse_args(argv)
+    try:
+        stand_in = build(args)
+    except ImportError as exc:
+        print(f"Missing dependency: {exc.name or exc}. Install the project with `make setup`.", file=out)
+        return 1
+    except (ValueError, OSError) as exc:
+        print(f"{exc}. The stand-in did not start.", file=out)
+        return 2
+    print(
+        f"Stand-in for Bedrock ConverseStream at {stand_in.url}, answering {len(stand_in.predictions)} case(s) "
+        f"from {args.predictions}; no model is called.\nRecord against it from another terminal:\n"
+        f"  {URL_VARIABLE}={stand_in.url} python -m helpers.record --schema {args.schema} --cases {args.cases} "
+        "--task YOUR_MODULE:task --cassettes DIR --model helpers.stand_in:model\nStop it with Ctrl-C.",
+        file=out,
+        flush=True,
+    )
+    try:
+        stand_in.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stand_in.server.server_close()
+    return 0
+
+
+def build(args: argparse.Namespace) -> Any:
+    """The stand-in for the files `args` names, checked before it listens."""
+    from helpers.harness.cases import load_cases, load_predictions
+    from helpers.harness.schema import load_schema
+    from helpers.services.stand_in import StandIn, read_tool_calls
+
+    schema = load_schema(args.schema)
+    cases = load_cases(args.cases, schema)
+    predictions = load_predictions(args.predictions, schema, cases)
+    names = [case.name for case in cases]
+    tool_calls = read_tool_calls(args.tool_calls, names) if args.tool_calls else {}
+    answers = {name: output.model_dump(mode="json") for name, output in predictions.items()}
+    return StandIn(
+        [(case.name, case.input) for case in cases],
+        answers,
+        tool_name=schema.__name__,
+        label=args.predictions.name,
+        tool_calls=tool_calls,
+        port=args.port,
+    )
+
+
+def model() -> Any:
+    """The `--model` factory for `record`: the real BedrockModel pointed at the stand-in at `EVAL_STAND_IN_URL`."""
+    from helpers.services.stand_in import stand_in_model
+
+    return stand_in_model(os.environ.get(URL_VARIABLE, DEFAULT_URL))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

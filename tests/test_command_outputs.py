@@ -1,0 +1,189 @@
+"""What the commands write, and only that: outputs checked before any work, one policy when writing fails.
+
+Each test runs `score` or `record` as a user does (their `main`), from a user's project folder
+(`project`, the fixture of the end-to-end tests), and checks that an input of the run, a
+symlink, a device, a journal placed by someone else and a failing disk all leave every file
+byte for byte, with exit 2 and one clear line.
+"""
+
+import errno
+import io
+import os
+import stat
+import warnings
+
+import pytest
+
+from helpers import record
+from tests.test_score_command import SCHEMA, TASK, TRUTH, answers_from, from_predictions, project, run_record, run_score
+
+__all__ = ["project"]  # the fixture, imported for the tests below
+pytestmark = pytest.mark.usefixtures("no_network")
+
+
+def replay_args(out: str, *extra: str) -> list[str]:
+    return [
+        "--schema",
+        SCHEMA,
+        "--cases",
+        "cases.jsonl",
+        "--task",
+        TASK,
+        "--cassettes",
+        "cassettes",
+        "--out",
+        out,
+        *extra,
+    ]
+
+
+def snapshot(folder) -> dict[str, bytes]:
+    """Every file under `folder` (temporary and hidden ones included) with its bytes."""
+    return {
+        str(path.relative_to(folder)): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+@pytest.mark.parametrize(
+    ("out", "named"),
+    [
+        ("po_schema.py", "the --schema module"),
+        ("po_task.py", "the --task module"),
+        ("cassettes/po-2.json", "the cassette of case 'po-2'"),
+        ("cases.jsonl", "--cases"),
+    ],
+)
+def test_an_output_that_is_an_input_of_the_run_is_refused_naming_both(project, out, named):
+    assert run_record(answers_from(TRUTH))[0] == 0
+    before = snapshot(project)
+    for option in ("--out", "--results"):
+        argv = replay_args("run.json") if option == "--results" else replay_args(out)
+        code, printed = run_score(*argv, *([option, out] if option == "--results" else []))
+        assert code == 2, printed
+        assert f"{option} {out} is the same file as {named}" in printed, printed
+        assert printed.rstrip().endswith("Nothing was written.") and "Traceback" not in printed
+        assert snapshot(project) == before
+
+
+def test_out_and_results_naming_one_file_are_refused(project):
+    code, printed = run_score(*from_predictions("run.json"), "--results", "run.json")
+    assert code == 2 and "--results run.json is the same file as --out run.json" in printed
+    assert not (project / "run.json").exists()
+
+
+def test_an_output_that_is_a_symlink_a_device_or_a_folder_is_refused(project):
+    (project / "elsewhere.json").write_text("the link's target", encoding="utf-8")
+    (project / "link.json").symlink_to("elsewhere.json")
+    os.mkfifo(project / "pipe.json")
+    (project / "runs").mkdir()
+    (project / "afile").write_text("a file", encoding="utf-8")
+    for out, problem in [
+        ("link.json", "is a symbolic link (to elsewhere.json)"),
+        ("pipe.json", "is a device or other special file"),
+        ("runs", "is a folder"),
+        ("afile/run.json", "afile is a file, not a folder"),
+    ]:
+        code, printed = run_score(*from_predictions(out))
+        assert code == 2 and f"--out {out}" in printed and problem in printed, printed
+    assert (project / "link.json").is_symlink() and (project / "elsewhere.json").read_text() == "the link's target"
+    assert (project / "pipe.json").is_fifo() and (project / "afile").read_text() == "a file"
+
+
+def test_record_refuses_a_cassette_that_is_the_case_file_or_a_symlink(project):
+    (project / "cassettes").mkdir()
+    cases = (project / "cases.jsonl").read_bytes()
+    (project / "cassettes" / "po-1.json").write_bytes(cases)
+    base = ["--schema", SCHEMA, "--task", TASK, "--cassettes", "cassettes"]
+    out = io.StringIO()
+    code = record.main([*base, "--cases", "cassettes/po-1.json"], model_factory=lambda: None, out=out)
+    assert code == 2 and "is the same file as --cases cassettes/po-1.json" in out.getvalue(), out.getvalue()
+    assert (project / "cassettes" / "po-1.json").read_bytes() == cases
+
+    (project / "cassettes" / "po-1.json").unlink()
+    (project / "cassettes" / "po-1.json").symlink_to("../cases.jsonl")
+    code, printed = run_record(answers_from(TRUTH), "--only", "po-1")
+    assert code == 2 and "the cassette of case 'po-1' cassettes/po-1.json is a symbolic link" in printed, printed
+    assert (project / "cases.jsonl").read_bytes() == cases
+
+
+def _fail_writes(monkeypatch, number: int) -> None:
+    """Make every write to a file fail with the OS error `number` (a full disk, a read-only folder)."""
+    real_write, real_fsync = os.write, os.fsync
+
+    def failing(real):
+        def call(handle, *data):
+            if stat.S_ISREG(os.fstat(handle).st_mode):
+                raise OSError(number, os.strerror(number))
+            return real(handle, *data)
+
+        return call
+
+    monkeypatch.setattr(os, "write", failing(real_write))
+    monkeypatch.setattr(os, "fsync", failing(real_fsync))  # what a buffered file's data meets on a full disk
+
+
+@pytest.mark.parametrize("number", [errno.ENOSPC, errno.EROFS, errno.EDQUOT])
+@pytest.mark.parametrize("option", ["--out", "--results"])
+def test_a_failing_disk_is_exit_2_in_one_line_with_the_old_file_whole(project, monkeypatch, number, option):
+    (project / "runs").mkdir()
+    old = b'{"the old run": "kept byte for byte"}'
+    (project / "runs" / "run.json").write_bytes(old)
+    argv = from_predictions("other.json") if option == "--results" else from_predictions("runs/run.json")
+    _fail_writes(monkeypatch, number)
+    code, printed = run_score(*argv, *([option, "runs/run.json"] if option == "--results" else []))
+    monkeypatch.undo()
+    assert code == 2, printed
+    assert f"cannot write runs/run.json: {os.strerror(number)}. Nothing was written." in printed, printed
+    assert "Traceback" not in printed and printed.count(os.strerror(number)) == 1
+    assert sorted(path.name for path in (project / "runs").iterdir()) == ["run.json"]  # no temporary file left
+    assert (project / "runs" / "run.json").read_bytes() == old
+    assert not (project / "other.json").exists()  # the other output of the run is not written either
+
+
+def test_a_planted_journal_is_reported_and_never_followed(project):
+    """A `.switch.json` naming files outside its folder, or in an older or broken shape, deletes nothing."""
+    (project / "runs").mkdir()
+    victim = project / "cases.jsonl"
+    before = victim.read_bytes()
+    planted = {
+        ".1-0123abcd.switch.json": '{"primary": ".1-0123abcd.switch.json", "files": '
+        '[{"path": "../cases.jsonl", "existed": false, "new": true}]}',
+        ".2-0123abcd.switch.json": "",
+        ".3-0123abcd.switch.json": "{not json",
+    }
+    for name, text in planted.items():
+        (project / "runs" / name).write_text(text, encoding="utf-8")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for run in ("runs/a.json", "runs/b.json"):  # and the folder stays writable after them
+            code, printed = run_score(*from_predictions(run))
+            assert code == 0, printed
+    assert victim.read_bytes() == before
+    assert sorted(path.name for path in (project / "runs").iterdir()) == sorted([*planted, "a.json", "b.json"])
+    reported = {
+        str(warning.message).split(":")[0] for warning in seen if warning.category.__name__ == "UnknownJournalWarning"
+    }
+    assert reported == {f"runs/{name}" for name in planted}
+
+
+def test_when_the_second_output_fails_the_first_is_not_written_either(project, monkeypatch):
+    (project / "runs").mkdir()
+    old = {name: f"old {name}".encode() for name in ("run.json", "run.jsonl")}
+    for name, data in old.items():
+        (project / "runs" / name).write_bytes(data)
+    real_fsync, synced = os.fsync, []
+
+    def full_after_the_first_file(handle):
+        if stat.S_ISREG(os.fstat(handle).st_mode) and os.fstat(handle).st_size:  # the results, then the report
+            synced.append(handle)
+            if len(synced) > 1:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_fsync(handle)
+
+    monkeypatch.setattr(os, "fsync", full_after_the_first_file)
+    code, printed = run_score(*from_predictions("runs/run.json"), "--results", "runs/run.jsonl")
+    monkeypatch.undo()
+    assert code == 2 and "cannot write runs/run.json: No space left on device. Nothing was written." in printed
+    assert {path.name: path.read_bytes() for path in (project / "runs").iterdir()} == old

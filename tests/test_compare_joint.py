@@ -1,0 +1,259 @@
+"""The joint band against an independent computation, the interval modes on the command line, and
+the refusals and bounds of issue 17's `compare` items: another schema under the same class name, a
+report whose rows do not cover its cases, and memory bounded by chunking field paths."""
+
+import json
+import math
+import statistics
+
+import numpy as np
+import pytest
+from strands_evals.evaluators import StructuredOutputSimilarity
+
+from helpers.compare import runs
+from helpers.compare.bootstrap import joint_band
+from helpers.compare.cli import EXIT_BAD_INPUT, EXIT_FAILED, main
+from helpers.compare.runs import compare
+from helpers.examples import simulated_runs as sim
+from helpers.examples.invoices import Invoice
+from helpers.harness.reports import save_report
+from helpers.harness.scoring import score_outputs_sync
+
+RESAMPLES = 200
+
+
+@pytest.fixture(scope="module")
+def small():
+    """Twelve simulated invoices scored by both simulated extractors."""
+    invoices = sim.simulated_invoices()[:12]
+    cases = sim.simulated_cases(invoices)
+    return tuple(
+        score_outputs_sync(cases, sim.extract(extractor, invoices), StructuredOutputSimilarity(Invoice))
+        for extractor in (sim.BASELINE, sim.CANDIDATE)
+    )
+
+
+def quantile(values, q):
+    """numpy's default (linear) quantile, written out: position q x (n - 1) in the sorted values."""
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    below = math.floor(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
+
+
+def counts_by_name(report):
+    """Each case's raw per-field counts, by stickler's aggregation of its stored comparison."""
+    return {
+        case["name"]: runs.field_counts(rows[0].metadata["comparison"])
+        for case, rows in zip(report.cases, report.detailed_results, strict=True)
+    }
+
+
+def f1_of(counts, names, path):
+    """A field's F1 over a list of case names (repeats count again), summed by hand."""
+    tp = sum(counts[name][path]["tp"] for name in names)
+    fp = sum(counts[name][path]["fp"] for name in names)
+    fn = sum(counts[name][path]["fn"] for name in names)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def test_the_joint_band_equals_an_independent_computation(small):
+    """Resample by index lists, rebuild each F1 from raw counts in plain Python, take max |t| by hand."""
+    old, new = small
+    comparison = compare(old, new, resamples=RESAMPLES, seed=3)
+    targets = ["invoice_id", "vendor_name", "invoice_date", "total_amount", "line_items"]
+    names = comparison.pairing.cases
+    before, after = counts_by_name(old), counts_by_name(new)
+    estimates = [f1_of(after, names, path) - f1_of(before, names, path) for path in targets]
+    draws = [[names[index] for index in row] for row in comparison.indices.tolist()]
+    resampled = [[f1_of(after, draw, path) - f1_of(before, draw, path) for path in targets] for draw in draws]
+    spread = [statistics.stdev(row[k] for row in resampled) for k in range(len(targets))]
+    varying = [k for k in range(len(targets)) if spread[k] > 0]
+    largest = [max(abs(row[k] - estimates[k]) / spread[k] for k in varying) for row in resampled]
+    critical = quantile(largest, 0.95)
+    band = comparison.joint([f"{path}.f1" for path in targets])
+    for k, path in enumerate(targets):
+        got = band[f"{path}.f1"]
+        width = critical * spread[k] if k in varying else 0.0
+        assert got.estimate == pytest.approx(estimates[k], abs=1e-12), path
+        assert got.low == pytest.approx(estimates[k] - width, abs=1e-9), path
+        assert got.high == pytest.approx(estimates[k] + width, abs=1e-9), path
+
+
+def test_joint_band_by_hand():
+    """Two targets, four resamples: standard errors, the max |t| per resample, its quantile, the band."""
+    estimates = np.array([0.0, 1.0])
+    resampled = np.array([[-1.0, 1.0], [1.0, 3.0], [-1.0, -1.0], [1.0, 1.0]])
+    low, high, critical = joint_band(estimates, resampled, 0.5)
+    sd = [statistics.stdev([-1, 1, -1, 1]), statistics.stdev([1, 3, -1, 1])]
+    largest = [max(abs(a - 0) / sd[0], abs(b - 1) / sd[1]) for a, b in resampled.tolist()]
+    assert critical == pytest.approx(quantile(largest, 0.5))
+    assert low == pytest.approx([-critical * sd[0], 1 - critical * sd[1]])
+    assert high == pytest.approx([critical * sd[0], 1 + critical * sd[1]])
+
+
+def test_a_target_that_never_varies_is_its_estimate_and_stays_out_of_the_maximum():
+    resampled = np.array([[0.0, 1.0], [0.0, -1.0], [0.0, 2.0]])
+    low, high, critical = joint_band(np.array([0.0, 0.0]), resampled, 0.95)
+    assert (low[0], high[0]) == (0.0, 0.0) and critical > 0
+    low, high, critical = joint_band(np.zeros(2), np.zeros((5, 2)), 0.95)
+    assert critical == 0 and list(low) == list(high) == [0.0, 0.0]
+
+
+def save_both(folder, reports):
+    """Both runs saved with save_report, as old.json and new.json."""
+    return tuple(
+        save_report(report, folder / f"{name}.json") for report, name in zip(reports, ("old", "new"), strict=True)
+    )
+
+
+def test_the_command_says_joint_and_records_the_mode(tmp_path, small, capsys):
+    old, new = save_both(tmp_path, small)
+    rules = ["high(delta(invoice_date.f1)) >= 0", "high(delta(invoice_id.f1)) >= 0", "overall >= 0"]
+    args = [str(old), str(new), "--resamples", str(RESAMPLES), *(f"--gate={rule}" for rule in rules)]
+    main([*args, "--json", str(tmp_path / "joint.json")])
+    out = capsys.readouterr().out
+    assert "interval ends: joint 95% over 2 fields" in out and "high of joint interval" in out
+    saved = json.loads((tmp_path / "joint.json").read_text(encoding="utf-8"))
+    assert saved["interval_mode"] == "joint"
+    assert [gate["interval"] for gate in saved["gates"]] == ["joint", "joint", None]
+    assert saved["gates"][0]["joint_over"] == 2
+    main([*args, "--intervals", "per-field", "--json", str(tmp_path / "alone.json")])
+    out = capsys.readouterr().out
+    assert "per-field 95% intervals, each alone" in out and "high of per-field interval" in out
+    alone = json.loads((tmp_path / "alone.json").read_text(encoding="utf-8"))
+    assert alone["interval_mode"] == "per-field" and alone["gates"][0]["interval"] == "per-field"
+    assert alone["gates"][0]["measured"] <= saved["gates"][0]["measured"]  # the joint band is the wider
+
+
+def test_json_output_naming_a_run_is_refused_before_any_work(tmp_path, small, capsys):
+    old, new = save_both(tmp_path, small)
+    before = new.read_bytes()
+    assert main([str(old), str(new), "--json", str(new)]) == EXIT_BAD_INPUT
+    assert "is the run" in capsys.readouterr().err and new.read_bytes() == before
+
+
+# --- issue 17: another schema under the same name, rows that do not cover the cases ---------------
+
+
+def test_runs_of_different_schemas_under_one_class_name_are_refused(tmp_path, small, capsys):
+    old, new = small
+    data = json.loads(new.model_dump_json())
+    for rows in data["detailed_results"]:  # the same class name, one field renamed: another schema
+        metadata = rows[0]["metadata"]
+        metadata["field_scores"]["invoice_number"] = metadata["field_scores"].pop("invoice_id")
+        fields = metadata["comparison"]["confusion_matrix"]["fields"]
+        fields["invoice_number"] = fields.pop("invoice_id")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(data), encoding="utf-8")
+    code = main([str(save_report(old, tmp_path / "old.json")), str(other), "--resamples", "20"])
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT
+    assert "different schemas that are both named 'Invoice'" in err
+    assert "only in the old run: ['invoice_id']" in err and "only in the new run: ['invoice_number']" in err
+
+
+@pytest.mark.parametrize("cut", ["detailed_results", "cases"])
+def test_a_report_whose_rows_do_not_cover_its_cases_is_refused(tmp_path, small, capsys, cut):
+    old, new = small
+    data = json.loads(new.model_dump_json())
+    data[cut] = data[cut][:-2]
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps(data), encoding="utf-8")
+    code = main([str(save_report(old, tmp_path / "old.json")), str(short), "--resamples", "20"])
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT
+    cases, rows = (10, 12) if cut == "cases" else (12, 10)
+    assert f"{short}: the report holds {cases} cases but {rows} rows of detailed_results" in err
+
+
+def test_in_memory_report_with_missing_rows_is_refused(small):
+    old, new = small
+    cut = new.model_copy(update={"detailed_results": new.detailed_results[:-1]})
+    with pytest.raises(runs.CompareError, match="12 cases but 11 rows"):
+        compare(old, cut, resamples=20)
+
+
+# --- memory bounded by chunking field paths ------------------------------------------------------
+
+
+def test_chunked_paths_give_the_same_tables_as_one_chunk(small, monkeypatch):
+    whole = compare(*small, resamples=RESAMPLES)
+    monkeypatch.setattr(runs, "DRAW_BYTES", RESAMPLES * 2 * 6 * 8 * 3)  # three paths per chunk
+    chunked = compare(*small, resamples=RESAMPLES)
+    assert len(chunked.paths) > 3
+    assert chunked.field_table().equals(whole.field_table())
+    assert chunked.overall_table().equals(whole.overall_table())
+    targets = [f"{path}.recall" for path in reversed(chunked.paths)]  # out of order: chunks summed again
+    assert chunked.joint(targets) == whole.joint(targets)
+    assert len(chunked.old_draws.counts.resampled.held) <= 2
+
+
+def test_many_field_paths_are_held_a_chunk_at_a_time(tmp_path):
+    """A results file with 800 field paths (three chunks at 2,000 resamples): the sums held stay within budget."""
+    from helpers.harness import results
+
+    paths = [f"items.f{index:04d}" for index in range(800)]
+    header = results.ResultsHeader(schema="helpers.examples.invoices:Invoice")
+    files = []
+    for name, wrong in (("old", 0), ("new", 1)):
+        with results.ResultsWriter(tmp_path / f"{name}.jsonl", header) as out:
+            for document in range(6):
+                missed = int(wrong and document == 0)
+                counts = {path: results.Counts(tp=1 - missed, fd=missed, fp=missed) for path in paths}
+                out.write(results.ResultRow(name=f"d{document}", score=1.0, test_pass=True, counts=counts))
+        files.append(tmp_path / f"{name}.jsonl")
+    comparison = runs.compare_files(*files, resamples=2000)
+    table = comparison.field_table()
+    assert len(table) == 800 and (table["delta f1"] < 0).all()
+    held = comparison.old_draws.counts.resampled.held
+    assert (
+        sum(array.nbytes for chunk in held.values() for side in chunk for array in side.values()) <= 2 * runs.DRAW_BYTES
+    )
+    assert main(
+        [str(files[0]), str(files[1]), "--gate", "high(delta(items.f0001.f1)) >= -1", "--gate=overall < 0"]
+    ) == (EXIT_FAILED)
+
+
+# --- how many documents: the power estimate --------------------------------------------------------
+
+FAST = {"simulations": 40, "resamples": 100}
+
+
+def test_power_grows_with_the_regression_and_the_run(small):
+    from helpers.compare.power import Baseline, simulate
+
+    baseline = Baseline.of(small[1], "line_items.description.f1")
+    assert len(baseline.counts) == 12 and 0 < baseline.value() <= 1
+    weak, strong = (simulate(baseline, 12, rate, **FAST) for rate in (0.05, 0.6))
+    assert strong.change < weak.change < 0 and strong.power > weak.power
+    assert simulate(baseline, 400, 0.05, **FAST).power > weak.power
+    assert simulate(baseline, 12, 0.0, **FAST).power == 0  # nothing planted, nothing caught
+
+
+def test_documents_needed_catch_the_change_and_fewer_do_not(small):
+    from helpers.compare.power import Baseline, documents_needed, simulate
+
+    baseline = Baseline.of(small[1], "line_items.description.f1")
+    needed = documents_needed(baseline, -0.05, **FAST)
+    assert needed is not None and needed.power >= 0.8 and needed.change == pytest.approx(-0.05, abs=0.02)
+    assert simulate(baseline, needed.documents // 2, needed.rate, **FAST).power < 0.8
+
+
+def test_five_documents_are_too_few_and_the_command_says_so(tmp_path, small, capsys):
+    from helpers.compare import power
+
+    old = save_report(small[0], tmp_path / "old.json")
+    fast = ["--simulations", "40", "--resamples", "100"]
+    assert power.main([str(old), "--target", "invoice_date.f1", "--seed", "1", *fast]) == 0
+    out = capsys.readouterr().out
+    assert "12 documents; invoice_date.f1 = " in out and "80% power at 12 documents" in out
+    assert power.main([str(old), "--target", "invoice_date.f1", "--simulations", "1"]) == EXIT_BAD_INPUT
+    assert "--simulations must be 10 to 10,000" in capsys.readouterr().err
+    assert power.main([str(old), "--target", "invoice_date.count"]) == EXIT_BAD_INPUT
+    assert "METRIC one of precision, recall, f1" in capsys.readouterr().err
+    assert power.main([str(old), "--target", "nope.f1"]) == EXIT_BAD_INPUT
+    assert "no field path 'nope'" in capsys.readouterr().err
