@@ -133,7 +133,11 @@ def test_json_output_naming_a_run_is_refused_before_any_work(tmp_path, small, ca
     old, new = save_both(tmp_path, small)
     before = new.read_bytes()
     assert main([str(old), str(new), "--json", str(new)]) == EXIT_BAD_INPUT
-    assert "is the run" in capsys.readouterr().err and new.read_bytes() == before
+    assert "is the same file as the new run" in capsys.readouterr().err and new.read_bytes() == before
+    link = tmp_path / "link.json"
+    link.symlink_to(old)
+    assert main([str(old), str(new), "--json", str(link)]) == EXIT_BAD_INPUT
+    assert "symbolic link" in capsys.readouterr().err
 
 
 # --- issue 17: another schema under the same name, rows that do not cover the cases ---------------
@@ -257,3 +261,14 @@ def test_five_documents_are_too_few_and_the_command_says_so(tmp_path, small, cap
     assert "METRIC one of precision, recall, f1" in capsys.readouterr().err
     assert power.main([str(old), "--target", "nope.f1"]) == EXIT_BAD_INPUT
     assert "no field path 'nope'" in capsys.readouterr().err
+
+
+def test_the_gate_simulation_is_reproducible_from_its_seed_and_plants_its_regression():
+    from helpers.examples import simulated_gates
+
+    first, again = (simulated_gates.simulate(30, 20, 0.12, master=5, resamples=50) for _ in range(2))
+    assert all(np.array_equal(first[mode], again[mode]) for mode in ("per-field", "joint"))
+    assert first["change"] == again["change"] < 0
+    other = simulated_gates.simulate(30, 20, 0.12, master=6, resamples=50)
+    assert other["change"] != first["change"]
+    assert simulated_gates.simulate(30, 20, 0.0, master=5, resamples=50)["change"] != first["change"]

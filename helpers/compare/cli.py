@@ -35,6 +35,7 @@ from helpers.compare.params import (
     check_resamples,
     check_seed,
 )
+from helpers.outputs import OutputError, check_output, refuse_overlap
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -130,8 +131,9 @@ def _main(argv: Sequence[str] | None) -> int:
                     f"{path}: no saved report here; write one with helpers.harness.reports.save_report"
                 )
         if args.json is not None:
-            _check_output(args.json, (args.old, args.new))
-    except (OSError, GateError) as exc:
+            check_output(args.json, "--json")
+            refuse_overlap({"--json": args.json}, {"the old run": args.old, "the new run": args.new})
+    except (OSError, GateError, OutputError) as exc:
         return _refuse(exc)
     try:
         return _compare(args, gates)
@@ -163,15 +165,6 @@ def _compare(args: argparse.Namespace, gates: list) -> int:
         _save(args.json, comparison, results, args.intervals)
     _show(report_text(comparison, results, top=args.top))
     return EXIT_FAILED if any(not result.passed for result in results) else EXIT_PASSED
-
-
-def _check_output(output: Path, inputs: Sequence[Path]) -> None:
-    """Refuse, before any work, a `--json` path that is one of the runs, a folder, a link or a device."""
-    for source in inputs:
-        if output.exists() and output.resolve() == source.resolve():
-            raise FileExistsError(f"--json {output} is the run {source}; name a new file for the comparison")
-    if output.is_symlink() or (output.exists() and not output.is_file()):
-        raise FileExistsError(f"--json {output} is not a regular file (a folder, link or device); name a file")
 
 
 def _save(output: Path, comparison: Comparison, results: Sequence[GateResult], intervals: str) -> None:
