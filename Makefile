@@ -23,7 +23,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lab run test lint format outputs check-outputs record record-fcc compare clean
-.PHONY: bench bench-fuzzy bench-compare bench-gates bench-scale bench-notebooks
+.PHONY: bench bench-fuzzy bench-compare bench-gates bench-scale bench-notebooks bench-identity
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -81,10 +81,10 @@ record-fcc: $(STAMP) ## Re-record the FCC snapshot and extractions live (needs A
 compare: $(STAMP) ## Compare two saved reports and apply gates: make compare OLD=a.json NEW=b.json GATES="--gate 'overall >= 0.8'"
 	@$(BIN)/python scripts/make_compare.py $(call shell_word,OLD) $(call shell_word,NEW) $(call shell_word,GATES)
 
-bench: bench-fuzzy bench-compare bench-gates bench-scale bench-notebooks bench-report ## Every benchmark, each printing ratios measured in one run
+bench: bench-fuzzy bench-compare bench-gates bench-scale bench-identity bench-notebooks bench-report ## Every benchmark, each printing ratios measured in one run
 
 bench-fuzzy: $(STAMP) ## FuzzyEquals against deepdiff
-	$(BIN)/python bench/bench_fuzzy.py
+	$(BIN)/python -m bench.bench_fuzzy
 
 bench-compare: $(STAMP) ## Comparing two runs at scale against reading the reports
 	$(BIN)/python bench/bench_compare.py
@@ -95,8 +95,11 @@ bench-report: $(STAMP) ## Failures by kind in the results file against the rows 
 bench-gates: $(STAMP) ## False alarms and power of interval-end gates, joint against per-field, by simulation
 	$(BIN)/python bench/bench_gates.py
 
-bench-scale: $(STAMP) ## Scoring in one process, two processes and a local Dask cluster
-	$(BIN)/python bench/bench_scale.py
+bench-scale: $(STAMP) ## score in one process, on 2 workers and a local Dask cluster, against the bare stickler loop
+	$(BIN)/python -m bench.bench_scale
+
+bench-identity: $(STAMP) ## The stickler speed-up's numbers against stickler's own on the fixtures and 10,000 documents
+	$(BIN)/python -m bench.bench_stickler_identity
 
 bench-notebooks: $(STAMP) ## make run against its floor (a kernel importing each notebook's libraries)
 	$(BIN)/python -m bench.bench_notebooks

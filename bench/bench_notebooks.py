@@ -1,20 +1,23 @@
-"""Benchmark: `make run` (every notebook executed in replay mode) against its floor, in one run.
+"""Benchmark: `make run` (every notebook executed in replay mode, two at a time) against its floor, in one run.
 
-    python -m bench.bench_notebooks                 every notebook, best of 1
-    python -m bench.bench_notebooks --repeat 3      best of 3 (the two are interleaved per notebook)
+    python -m bench.bench_notebooks                 every notebook, 3 interleaved rounds
+    python -m bench.bench_notebooks --rounds 5
     python -m bench.bench_notebooks NAME.ipynb ...  pick notebooks
 
 Run from the repository root (`make bench` does): it uses the runner of `make run`
-(`scripts/notebooks.py`), so the two timings go through the same nbclient path and kernel options.
+(`scripts/notebooks.py`), so both timings go through the same nbclient path and kernel options,
+`--jobs` at a time (default 2, as `make run`).
 
 - floor: per notebook, a fresh kernel executing one cell that holds only that notebook's import
   statements (every top-level `import` / `from ... import` of its code cells). It is what any
   run of the notebook must pay: starting a kernel and loading the libraries it uses.
 - real: the notebook executed top to bottom, as `make run` does.
 
-It prints the per-notebook times, the totals and the ratio real / floor (target: at most 3x).
-Times are wall-clock seconds (the work happens in the kernel processes), so other load on a
-shared machine inflates both; compare the ratio, which is measured under the same load.
+Each round runs every floor notebook `--jobs` at a time, then every real notebook the same way
+(the wall time of the whole set, as `make run` takes it), and the rounds alternate. It prints
+the median of the rounds with the range, the per-notebook medians (each notebook's own time
+inside its set), and the ratio real / floor of the set (target: at most 1.8x). Wall-clock
+seconds under whatever other load the machine has; the ratio is measured under the same load.
 Exit code 1 if a notebook fails to run.
 """
 
@@ -25,13 +28,15 @@ import ast
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
 
+from bench.timing import median, ratio_spread, spread
 from scripts import notebooks
 
-TARGET_RATIO = 3.0
+TARGET_RATIO = 1.8
 
 
 def import_lines(path: Path) -> list[str]:
@@ -64,34 +69,46 @@ def timed(path: Path) -> float:
     return time.perf_counter() - started
 
 
+def timed_set(paths: list[Path], jobs: int) -> tuple[float, list[float]]:
+    """Wall seconds of running `paths` `jobs` at a time (as `make run`), and each notebook's own seconds."""
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        each = list(pool.map(timed, paths))
+    return time.perf_counter() - started, each
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebook", nargs="*", help="notebook paths or names (default: all)")
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each, the best kept (default 1)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds, at least 3 (default 3)")
+    parser.add_argument("--jobs", type=int, default=2, help="notebooks at once, as `make run` (default 2)")
     args = parser.parse_args(argv)
-    if args.repeat < 1:
-        parser.error("--repeat must be 1 or more")
-    rows = []
+    if args.rounds < 3:
+        parser.error("--rounds must be at least 3")
+    paths = notebooks.notebooks(args.notebook)
+    totals: dict[str, list[float]] = {"floor": [], "real": []}
+    each: dict[str, list[list[float]]] = {"floor": [], "real": []}
     with tempfile.TemporaryDirectory() as folder:
-        for path in notebooks.notebooks(args.notebook):
-            probe = floor_notebook(path, Path(folder))
-            floor, real = float("inf"), float("inf")
-            try:
-                for _ in range(args.repeat):  # interleaved, so drifting load hits both alike
-                    floor = min(floor, timed(probe))
-                    real = min(real, timed(path))
-            except notebooks.NotebookFailed as exc:
-                print(f"FAIL {path.name}: {exc}")
-                return 1
-            rows.append((path.name, len(import_lines(path)), floor, real))
-            print(f"{path.name:<40} imports {rows[-1][1]:>3}  floor {floor:6.1f} s  real {real:6.1f} s  "
-                  f"ratio {real / floor:5.2f}x", flush=True)  # fmt: skip
-    floor_total, real_total = sum(row[2] for row in rows), sum(row[3] for row in rows)
-    ratio = real_total / floor_total
+        probes = [floor_notebook(path, Path(folder)) for path in paths]
+        try:
+            for _ in range(args.rounds):  # alternating, so drifting load hits both alike
+                for kind, run in (("floor", probes), ("real", paths)):
+                    total, seconds = timed_set(run, args.jobs)
+                    totals[kind].append(total)
+                    each[kind].append(seconds)
+        except notebooks.NotebookFailed as exc:
+            print(f"FAIL {exc}")
+            return 1
+    for index, path in enumerate(paths):
+        floor = median(round_[index] for round_ in each["floor"])
+        real = median(round_[index] for round_ in each["real"])
+        print(f"{path.name:<40} imports {len(import_lines(path)):>3}  floor {floor:6.1f} s  real {real:6.1f} s  "
+              f"ratio {real / floor:5.2f}x  (medians, {args.jobs} at a time)")  # fmt: skip
+    ratio = median(totals["real"]) / median(totals["floor"])
     verdict = "within" if ratio <= TARGET_RATIO else "above"
-    print(f"{'all ' + str(len(rows)) + ' notebooks':<40} {'':>11}  floor {floor_total:6.1f} s  "
-          f"real {real_total:6.1f} s  ratio {ratio:5.2f}x ({verdict} the {TARGET_RATIO:g}x target; best of "
-          f"{args.repeat})")  # fmt: skip
+    print(f"all {len(paths)} notebooks, {args.jobs} at a time (as make run): floor {spread(totals['floor'], 1)} s, "
+          f"real {spread(totals['real'], 1)} s, ratio {ratio_spread(totals['real'], totals['floor'])} "
+          f"({verdict} the {TARGET_RATIO:g}x target; medians of {args.rounds} rounds, range)")  # fmt: skip
     return 0
 
 

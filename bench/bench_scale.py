@@ -1,81 +1,66 @@
-"""Benchmark: scoring one process, `--workers 2` and a local Dask cluster side by side, in one run.
+"""Benchmark: `score` in one process, on 2 local workers and on a local Dask cluster, against the bare stickler loop.
 
-    python bench/bench_scale.py                        1, 5, 20 and 50 line items (a few minutes)
-    python bench/bench_scale.py --items 5,20 --scale 2 pick the sizes, twice the documents
-    python bench/bench_scale.py --compare-documents 100000   stream two results files of that size
+    python -m bench.bench_scale                       every size below, 3 rounds (about 6-10 minutes on 2 cores)
+    python -m bench.bench_scale --sizes 20:1000       pick sizes as items:documents
+    python -m bench.bench_scale --rounds 5
 
-Data: the seeded SIMULATED invoices of `helpers.examples.simulated_large` (nothing recorded), with
-nested lists of N line items and the simulated extractor's mistakes.
+Data: the seeded SIMULATED invoices of `helpers.examples.simulated_large` (nothing recorded),
+with N line items each and the simulated extractor's mistakes.
 
-What is printed:
+The floor is the bare stickler loop: `eval_for(Invoice).evaluate(truth, prediction)` over the
+same documents, already read and validated (stickler as shipped). Beside it, each as the score
+command runs it on the same documents (reading and validation are the same for all, and
+imports are not counted):
 
-- documents per second for today's one-process harness (`score_outputs`, one `Experiment`), the
-  batched path on 1 process, 2 local processes and a local Dask cluster of 2 workers, at each
-  line-item count, and the speed-up of 2 processes and of Dask over the harness. Beside them, the
-  ceiling: two independent processes each scoring half the run with the harness, no engine in
-  between, which is what the machine can give two processes at that moment. Each
-  engine is started and warmed (its workers have imported the libraries and scored a batch)
-  before the clock starts; the start-up time is printed on its own. Timings are wall-clock, since
-  wall-clock is what parallelism buys, so they depend on other load on the machine: engines take
-  turns on every workload for `--rounds` rounds, the best of each is kept, and the load average
-  before and after is printed beside them.
-- the cost per document as items grow (one process), so a run's cost can be estimated.
-- peak memory of the driver while scoring to the compact results file (no report kept), for a
-  run and a run four times its size: bounded by the batch size, not the run size. And the same
-  with the full report kept, which grows with the run.
-- peak memory of streaming two results files of `--compare-documents` rows side by side (what
-  `compare` does through `iter_results`), against the files' size on disk. The rows are those of
-  a scored simulated run repeated under new names.
+- `score`, stickler as shipped: `score_stored` (the report Experiment builds, scored in one
+  thread) with the speed-up held off, so the harness's own cost shows (target: 1.05x);
+- `score`: the same with `helpers.harness.fast_stickler` on (what the command runs);
+- `--workers 2` and `--cluster local` (2 workers): `score_at_scale` as the command calls it,
+  engine start-up included, with the size rule deciding (a run too small is scored in one
+  process; the rows say which it chose).
 
-Exit code 1 if a parallel run's rollups differ from one process's.
+Medians of `--rounds` interleaved rounds, with the range. The sizes include a small run
+(20 items, 100 documents), where start-up dominates. Default sizes are chosen to finish in
+minutes on 2 cores: 1:1000, 5:400, 20:1000, 50:120, small 20:100.
+
+Then, each in a fresh process: the start-up of a worker (the imports of `helpers.scale.batches`,
+with and without jsonschema's optional `rfc3987_syntax`) against `import pydantic, stickler`,
+and the peak resident memory of `python -m helpers.score` on 1,000 documents of 20 items to a
+compact results file, in one process and with `--workers 2` (driver and largest worker).
+
+Exit code 1 if any report differs from the bare loop's scores or from one process's report.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
-import multiprocessing
+import json
 import os
 import platform
-import resource
+import subprocess
 import sys
 import tempfile
-import time
-import tracemalloc
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import ExitStack
+from importlib.metadata import version
 from pathlib import Path
 
+from stickler import eval_for
 from strands_evals.evaluators import StructuredOutputSimilarity
 
+from bench.timing import interleaved, median, ratio_spread, spread
+from helpers.examples.invoices import Invoice
 from helpers.examples.simulated_large import SCHEMA, simulated_run
-from helpers.harness.results import ResultsHeader, ResultsWriter, iter_results
-from helpers.harness.scoring import score_outputs_sync
+from helpers.harness import fast_stickler
+from helpers.harness.scoring import score_stored
 from helpers.scale.batches import Scorer
-from helpers.scale.engine import open_engine
-from helpers.scale.run import BATCH_SIZE, score_at_scale  # the batch the score command sends
+from helpers.scale.run import score_at_scale
 
-# Documents per item count, sized so one process takes a few seconds at each.
-DOCUMENTS = {1: 2000, 5: 800, 20: 240, 50: 60}
-BASELINE = "harness, 1 process"
-CEILING = "2 independent halves"
-ENGINES = (("batched, 1 process", 1, None), ("2 processes", 2, None), ("Dask local, 2 workers", 2, "local"))
-
-
-def load() -> str:
-    return " ".join(f"{value:.1f}" for value in os.getloadavg())
-
-
-def timed_run(engine, pairs, batch_size: int = BATCH_SIZE):
-    gc.collect()
-    start = time.perf_counter()
-    run = score_at_scale(pairs, Scorer(SCHEMA), engine=engine, batch_size=batch_size, progress=_Quiet())
-    return run, time.perf_counter() - start
+DEFAULT_SIZES = "1:1000,5:400,20:1000,50:120,20:100"
+FLOOR = "bare stickler loop"
 
 
 class _Quiet:
     def start(self, total, engine):
-        pass
+        self.engine = engine
 
     def advance(self, documents, failed=0):
         pass
@@ -84,152 +69,143 @@ class _Quiet:
         pass
 
 
-def baseline(pairs) -> tuple[object, float]:
-    """Today's path: the whole run in one `Experiment` on one process (`score_outputs`)."""
-    gc.collect()
-    evaluator = StructuredOutputSimilarity(Scorer(SCHEMA).model())
-    start = time.perf_counter()
-    report = score_outputs_sync([case for case, _ in pairs], {case.name: output for case, output in pairs}, evaluator)
-    return report, time.perf_counter() - start
+def runs_for(pairs: list, engines: dict) -> dict:
+    cases = [case for case, _ in pairs]
+    outputs = {case.name: output for case, output in pairs}
+    spec = eval_for(Invoice)
+    evaluator = StructuredOutputSimilarity(Invoice)
+    kept: dict = {}
+
+    def bare():
+        with fast_stickler.shipped():
+            kept[FLOOR] = [spec.evaluate(case.expected_output, output).overall_score for case, output in pairs]
+
+    def shipped():
+        with fast_stickler.shipped():
+            kept["shipped"] = score_stored(cases, outputs, evaluator)
+
+    def fast():
+        kept["score"] = score_stored(cases, outputs, evaluator)
+
+    def scaled(workers, cluster):
+        def run():
+            quiet = _Quiet()
+            report = score_at_scale(pairs, Scorer(SCHEMA), workers=workers, cluster=cluster, progress=quiet).report
+            kept[(workers, cluster)] = report
+            engines[(workers, cluster)] = quiet.engine
+
+        return run
+
+    return kept, {
+        FLOOR: bare,
+        "score, stickler as shipped": shipped,
+        "score": fast,
+        "--workers 2": scaled(2, None),
+        "--cluster local (2)": scaled(2, "local"),
+    }
 
 
-def score_slice(items: int, documents: int, start: int, count: int) -> float:
-    """Score documents `start..start+count` of a workload with the plain harness; seconds taken (in a pool worker)."""
-    pairs = list(simulated_run(documents, items))[start : start + count]
-    return baseline(pairs)[1]
+def speed(sizes: list[tuple[int, int]], rounds: int) -> bool:
+    print(f"\n== seconds per run: median of {rounds} interleaved rounds (range); load {_load()}")
+    workloads = {(items, count): list(simulated_run(count, items)) for items, count in sizes}
+    engines: dict = {}
+    plans = {size: runs_for(pairs, engines) for size, pairs in workloads.items()}
+    seconds: dict = {size: {name: [] for name in plans[size][1]} for size in workloads}
+    for _ in range(rounds):  # every size and every run takes its turn in each round
+        for size, (_, runs) in plans.items():
+            for name, values in interleaved(1, runs, minimum=1).items():
+                seconds[size][name] += values
+    same = True
+    for (items, count), (kept, runs) in plans.items():
+        floor = seconds[(items, count)][FLOOR]
+        print(f"\n{items} line items, {count:,} documents ({count / median(floor):,.0f} documents/s on the floor)")
+        for name in runs:
+            values = seconds[(items, count)][name]
+            where = ""
+            if name.startswith("--"):
+                key = (2, None if name.startswith("--workers") else "local")
+                where = f"  [{engines[key]}]"
+            ratio = ratio_spread(values, floor) + " of the floor" if name != FLOOR else ""
+            print(f"  {name:<28} {spread(values):>22} s  {ratio}{where}")
+        scores = kept[FLOOR]
+        reference = kept["shipped"].model_dump_json()
+        if kept["score"].scores != scores or kept["score"].model_dump_json() != reference:
+            print("  SCORES DIFFER from the bare loop or from stickler as shipped")
+            same = False
+        for key in ((2, None), (2, "local")):
+            if kept[key].model_dump_json() != reference:
+                print(f"  REPORT DIFFERS on {engines[key]}")
+                same = False
+    print(f"\n   load average after: {_load()}; every report identical: {'yes' if same else 'NO'}")
+    return same
 
 
-def ceiling(pool: ProcessPoolExecutor, items: int, documents: int) -> float:
-    """Documents per second of two independent processes, each scoring half the run, no engine between.
-
-    What the machine can give two processes right now: the most any 2-worker engine could reach.
-    """
-    half = documents // 2
-    slices = ((0, half), (half, documents - half))
-    futures = [pool.submit(score_slice, items, documents, start, count) for start, count in slices]
-    return documents / max(future.result() for future in futures)
-
-
-def speed(items_list: list[int], scale: float, rounds: int) -> bool:
-    print(f"\n== documents per second (wall clock, best of {rounds}), batches of {BATCH_SIZE}; load: {load()}")
-    sizes = {items: max(8, int(DOCUMENTS.get(items, 100) * scale)) for items in items_list}
-    workloads = {items: list(simulated_run(count, items)) for items, count in sizes.items()}
-    best: dict[tuple[int, str], float] = {}
-    equal = True
-    with ExitStack() as stack:
-        pool = stack.enter_context(ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")))
-        list(pool.map(score_slice, [2, 2], [8, 8], [0, 4], [4, 4]))  # both processes warm
-        engines = {}
-        for name, workers, cluster in ENGINES:
-            started = time.perf_counter()
-            engine = stack.enter_context(open_engine(workers, cluster))
-            timed_run(engine, list(simulated_run(engine.slots * 4, 2)), batch_size=2)  # every worker warm
-            print(f"   {name}: started and warmed in {time.perf_counter() - started:.1f} s")
-            engines[name] = engine
-        # Engines take turns on each workload, round after round, so load from others falls on all alike.
-        for _ in range(rounds):
-            for items, pairs in workloads.items():
-                reference, seconds = baseline(pairs)
-                best[(items, BASELINE)] = max(best.get((items, BASELINE), 0.0), len(pairs) / seconds)
-                best[(items, CEILING)] = max(best.get((items, CEILING), 0.0), ceiling(pool, items, len(pairs)))
-                for name, engine in engines.items():
-                    run, seconds = timed_run(engine, pairs)
-                    best[(items, name)] = max(best.get((items, name), 0.0), len(pairs) / seconds)
-                    if run.report.model_dump() != reference.model_dump():
-                        print(f"   ROLLUPS DIFFER at {items} items on {name}")
-                        equal = False
-    columns = [BASELINE, *engines, CEILING]
-    print(f"{'items':>5} {'documents':>9} " + " ".join(f"{name:>21}" for name in columns), end="")
-    print(f" {'speed-up 2 proc':>15} {'speed-up Dask':>13} {'ceiling':>8} {'ms/doc (1 proc)':>15}")
-    for items, pairs in workloads.items():
-        single = best[(items, BASELINE)]
-        cells = " ".join(f"{best[(items, name)]:>21.1f}" for name in columns)
-        double, dask = best[(items, ENGINES[1][0])], best[(items, ENGINES[2][0])]
-        top = best[(items, CEILING)] / single
-        ratios = f"{double / single:>14.2f}x {dask / single:>12.2f}x {top:>7.2f}x {1000 / single:>15.1f}"
-        print(f"{items:>5} {len(pairs):>9} {cells} {ratios}")
-    print(f"   load average after: {load()}; rollups equal to one process: {'yes' if equal else 'NO'}")
-    return equal
+def startup(rounds: int) -> None:
+    print(f"\n== start-up in a fresh process, seconds: median of {rounds} interleaved rounds (range)")
+    python = sys.executable
+    commands = {
+        "python -c pass": [python, "-c", "pass"],
+        "import pydantic, stickler (floor)": [python, "-c", "import pydantic, stickler"],
+        "a worker (helpers.scale.batches)": [
+            python,
+            "-c",
+            "import sys; sys.modules['rfc3987_syntax'] = None; import helpers.scale.batches",
+        ],
+        "the same, rfc3987_syntax importable": [python, "-c", "import helpers.scale.batches"],
+    }
+    seconds = interleaved(rounds, {name: lambda c=c: subprocess.run(c, check=True) for name, c in commands.items()})
+    floor = seconds["import pydantic, stickler (floor)"]
+    for name, values in seconds.items():
+        print(f"  {name:<40} {spread(values):>20} s  {ratio_spread(values, floor)} of the floor")
 
 
 def memory(documents: int, items: int) -> None:
-    print(f"\n== peak memory while scoring ({items} items, 2 processes, batches of {BATCH_SIZE})")
-    print(f"{'documents':>9} {'driver, compact file only':>26} {'driver, full report kept':>25} {'largest worker':>15}")
+    print(f"\n== peak resident memory, fresh processes: score {documents:,} documents of {items} items to --results")
     with tempfile.TemporaryDirectory() as folder:
-        for count in (documents, documents * 4):
-            peaks = []
-            # A fresh pool per size: the peak of terminated children only ever grows, so a flat
-            # figure across sizes means a worker's memory does not grow with the run.
-            with open_engine(2) as engine:
-                for keep in (False, True):
-                    gc.collect()
-                    tracemalloc.start()
-                    score_at_scale(
-                        simulated_run(count, items),
-                        Scorer(SCHEMA),
-                        engine=engine,
-                        batch_size=BATCH_SIZE,
-                        keep_report=keep,
-                        results=Path(folder) / "run.jsonl",
-                        progress=_Quiet(),
-                    )
-                    peaks.append(tracemalloc.get_traced_memory()[1])
-                    tracemalloc.stop()
-            worker = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-            print(f"{count:>9} {peaks[0] / 2**20:>23.1f} MB {peaks[1] / 2**20:>22.1f} MB {worker:>12.0f} MB")
-    print("   driver: Python allocations (tracemalloc); worker: peak resident set of any worker process")
+        root = Path(folder)
+        cases, predictions = [], []
+        for case, output in simulated_run(documents, items):
+            truth = case.expected_output.model_dump(mode="json")
+            cases.append(json.dumps({"name": case.name, "input": case.input, "expected_output": truth}))
+            predictions.append(json.dumps({"name": case.name, "output": output.model_dump(mode="json")}))
+        (root / "cases.jsonl").write_text("\n".join(cases) + "\n")
+        (root / "predictions.jsonl").write_text("\n".join(predictions) + "\n")
+        base = ["--schema", SCHEMA, "--cases", "cases.jsonl", "--predictions", "predictions.jsonl"]
+        for label, extra in (("one process", []), ("--workers 2", ["--workers", "2", "--fan-out", "always"])):
+            code = (
+                "import json, resource, sys\nfrom helpers.score import main\n"
+                f"main({[*base, '--results', 'run.jsonl', *extra]!r}, out=open('/dev/null', 'w'))\n"
+                "print(json.dumps([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
+                " resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))"
+            )
+            done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+            driver, child = json.loads(done.stdout.strip().splitlines()[-1])
+            workers = f"; largest worker {child / 1024:.0f} MB" if extra else ""
+            print(f"  {label:<12} driver {driver / 1024:.0f} MB{workers}")
 
 
-def streaming(documents: int, items: int) -> None:
-    print(f"\n== streaming two results files of {documents:,} documents side by side ({items} items)")
-    with tempfile.TemporaryDirectory() as folder:
-        seed_path = Path(folder) / "seed.jsonl"
-        score_at_scale(
-            simulated_run(200, items), Scorer(SCHEMA), keep_report=False, results=seed_path, progress=_Quiet()
-        )
-        rows = list(iter_results(seed_path))
-        paths = []
-        for which in ("old", "new"):
-            path = Path(folder) / f"{which}.jsonl"
-            with ResultsWriter(path, ResultsHeader(schema=SCHEMA)) as writer:
-                for index in range(documents):
-                    writer.write(rows[index % len(rows)].model_copy(update={"name": f"doc-{index:07d}"}))
-            paths.append(path)
-        size = sum(path.stat().st_size for path in paths)
-        gc.collect()
-        tracemalloc.start()
-        start = time.perf_counter()
-        moved = 0
-        for old, new in zip(iter_results(paths[0]), iter_results(paths[1]), strict=True):
-            moved += old.score != new.score
-        seconds = time.perf_counter() - start
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        print(
-            f"   files {size / 2**20:.0f} MB on disk; peak memory {peak / 2**20:.1f} MB; "
-            f"{2 * documents / seconds:,.0f} rows/s read (under tracemalloc)"
-        )
+def _load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", default="1,5,20,50", help="line-item counts, comma separated")
-    parser.add_argument("--scale", type=float, default=1.0, help="multiply every document count")
-    parser.add_argument("--rounds", type=int, default=2, help="rounds of every engine on every workload; best kept")
-    parser.add_argument("--memory-documents", type=int, default=400, help="documents of the smaller memory run")
-    parser.add_argument("--compare-documents", type=int, default=100_000, help="rows per results file streamed")
+    parser.add_argument("--sizes", default=DEFAULT_SIZES, help="items:documents pairs, comma separated")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (at least 3); the median is kept")
+    parser.add_argument("--memory-documents", type=int, default=1000)
     args = parser.parse_args(argv)
-    from importlib.metadata import version
-
+    sizes = [tuple(int(part) for part in size.split(":")) for size in args.sizes.split(",")]
     print(
         f"bench_scale: Python {platform.python_version()}, {os.cpu_count()} CPUs, "
         f"stickler-eval {version('stickler-eval')}, strands-agents-evals {version('strands-agents-evals')}, "
         f"dask {version('dask')}; data: SIMULATED invoices (seeded)"
     )
-    memory(args.memory_documents, 5)  # first, so the worker peak is of this section's processes only
-    equal = speed([int(value) for value in args.items.split(",")], args.scale, args.rounds)
-    streaming(args.compare_documents, 5)
-    return 0 if equal else 1
+    if args.rounds < 3:
+        parser.error("--rounds must be at least 3")
+    same = speed(sizes, args.rounds)
+    startup(args.rounds)
+    memory(args.memory_documents, 20)
+    return 0 if same else 1
 
 
 if __name__ == "__main__":

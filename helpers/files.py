@@ -5,7 +5,14 @@ part way leaves what was there before:
 
 - `write_text_atomically` / `write_bytes_atomically` replace one file;
 - `switch_files` replaces several (a cassette of exchanges plus its snapshot) as one step: every
-  file is staged first, then all are renamed, and a failure part way renames the old ones back.
+  file is staged first, then all are renamed, and a failure part way renames the old ones back;
+- `StagedFile` writes one file in pieces (a results file, row by row) and renames it at the end;
+- `one_step` holds back the renames of every write in a block until its end, so a command with
+  two outputs writes both or neither.
+
+A journal in each folder a switch touches names that folder's files by bare name (the first
+folder's journal, whose removal is the commit, also links to the others'), with the sha256 of
+each new file, so a roll back removes only a file this switch created.
 
 The new file keeps the mode of the file it replaces (a new file gets the umask's mode, as
 `open()` would give it), and its bytes and the rename are flushed to disk before returning. A

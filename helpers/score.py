@@ -119,8 +119,8 @@ def check_arguments(args: argparse.Namespace) -> str | None:
         raise BadInput(f"--match-threshold {args.match_threshold} is outside [0, 1]; pass a score such as 0.7.")
     _need_file(args.cases, "--cases", "the JSONL case file")
     if args.predictions is not None:
-        if args.cassettes is not None or args.mode is not None:
-            raise BadInput("--cassettes and --mode go with --task; scoring --predictions runs no agent.")
+        if args.cassettes is not None or args.mode is not None or args.model is not None:
+            raise BadInput("--cassettes, --mode and --model go with --task; scoring --predictions runs no agent.")
         _need_file(args.predictions, "--predictions", "the JSONL predictions file")
         mode = None
     else:
@@ -156,14 +156,13 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
     from helpers.harness.cases import CaseFileError, load_cases, load_predictions
     from helpers.harness.reports import save_report
     from helpers.harness.schema import SchemaError, load_schema, load_task
-    from helpers.harness.scoring import score_task_sync, stored_output_task
+    from helpers.harness.scoring import score_stored, score_task_sync
 
     try:
         schema = load_schema(args.schema)
         cases = load_cases(args.cases, schema)
         if args.predictions is not None:
             predictions = load_predictions(args.predictions, schema, cases)
-            task = stored_output_task(predictions)
             print(f"Scoring {len(cases)} case(s) from {args.predictions}.", file=out)
         else:
             task = agent_task(load_task(args.task), schema, args, mode, cases, out)
@@ -173,10 +172,12 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
     if args.predictions is not None and scale.wanted(args):  # the same step in batches, on workers
         return scale.score_predictions(args, cases, predictions, out)
     evaluator = StructuredOutputSimilarity(schema, match_threshold=args.match_threshold)
-    report = score_task_sync(cases, task, evaluator)  # the one scoring step
-    problems = getattr(task, "problems", [])
-    if problems:
-        raise BadInput(f"The {mode} run did not complete: " + " ".join(problems))
+    if args.predictions is not None:
+        report = score_stored(cases, predictions, evaluator)  # the harness's report, scored in this thread
+    else:
+        report = score_task_sync(cases, task, evaluator)  # the one scoring step
+        if task.problems:
+            raise BadInput(f"The {mode} run did not complete: " + " ".join(task.problems))
     if args.results is not None:
         scale.write_results(report, args, out)
     if args.out is not None:

@@ -33,6 +33,7 @@ from helpers.examples.fcc.documents import fcc_cases, from_snapshot
 from helpers.examples.fcc.schema import FccInvoice
 from helpers.examples.fcc.tuned import FccInvoiceTuned
 from helpers.examples.invoices import Invoice, reference_cases
+from helpers.exchanges.fixtures import load_exchange
 from helpers.files import DATA_DIR, REPO_ROOT
 from helpers.harness.cases import load_cases, load_predictions
 from helpers.harness.results import (
@@ -50,8 +51,9 @@ from helpers.harness.scoring import score_outputs_sync
 YOUR_OWN = REPO_ROOT / "examples" / "your_own_agent"
 
 
-def recorded(folder, name):
-    return json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))["turns"][0]["toolUse"]["input"]
+def recorded(folder, name, tool):
+    """The structured output a stored exchange ends with (its last `tool` call's input)."""
+    return load_exchange(folder / f"{name}.json").final_output(tool)
 
 
 def walkthrough_pairs():
@@ -61,17 +63,28 @@ def walkthrough_pairs():
     orders = load_cases(YOUR_OWN / "cases.jsonl", order)
     candidate = load_predictions(YOUR_OWN / "predictions_v2.jsonl", order, orders)
     runs = [
-        (FccInvoice, 0.7, [(c.name, c.expected_output, recorded(DATA_DIR / "exchanges" / "fcc", c.name)) for c in fcc]),
+        (
+            FccInvoice,
+            0.7,
+            [(c.name, c.expected_output, recorded(DATA_DIR / "exchanges" / "fcc", c.name, "FccInvoice")) for c in fcc],
+        ),
         (
             FccInvoiceTuned,
             0.8,
-            [(c.name, c.expected_output, recorded(DATA_DIR / "exchanges" / "fcc", c.name)) for c in fcc],
+            [(c.name, c.expected_output, recorded(DATA_DIR / "exchanges" / "fcc", c.name, "FccInvoice")) for c in fcc],
         ),
         (Invoice, 0.7, [(r.name, r.ground_truth, r.prediction) for r in reference_cases()]),
     ]
     for threshold in (0.7, 0.8):
         runs.append(
-            (order, threshold, [(c.name, c.expected_output, recorded(YOUR_OWN / "cassettes", c.name)) for c in orders])
+            (
+                order,
+                threshold,
+                [
+                    (c.name, c.expected_output, recorded(YOUR_OWN / "cassettes", c.name, "PurchaseOrder"))
+                    for c in orders
+                ],
+            )
         )
         runs.append((order, threshold, [(c.name, c.expected_output, candidate[c.name]) for c in orders]))
     for schema, threshold, documents in runs:
@@ -86,7 +99,7 @@ def walkthrough_pairs():
 def test_below_threshold_fcc_item_is_split_into_the_leaves_that_pulled_it_under():
     spec = stickler.eval_for(FccInvoiceTuned, match_threshold=0.8)
     case = next(c for c in fcc_cases(from_snapshot().documents) if c.name == "hand-authored-05")
-    got = recorded(DATA_DIR / "exchanges" / "fcc", case.name)
+    got = recorded(DATA_DIR / "exchanges" / "fcc", case.name, "FccInvoice")
     diff = document_diff(spec, case.expected_output.model_dump(mode="json"), got, case.name)
     (item,) = diff.items
     assert item.path == "LineItems[3]" and item.threshold == 0.75
@@ -166,7 +179,7 @@ def test_fold_drops_indices_at_every_depth():
 def order_runs():
     order = load_schema("purchase_order:PurchaseOrder", directory=YOUR_OWN)
     cases = load_cases(YOUR_OWN / "cases.jsonl", order)
-    baseline = {c.name: order.model_validate(recorded(YOUR_OWN / "cassettes", c.name)) for c in cases}
+    baseline = {c.name: order.model_validate(recorded(YOUR_OWN / "cassettes", c.name, "PurchaseOrder")) for c in cases}
     candidate = load_predictions(YOUR_OWN / "predictions_v2.jsonl", order, cases)
     evaluator = StructuredOutputSimilarity(order)
     return order, [score_outputs_sync(cases, outputs, evaluator) for outputs in (baseline, candidate)]

@@ -659,14 +659,16 @@ def test_benchmark_gives_right_verdicts_at_a_small_size(capsys):
     printed = capsys.readouterr().out
     # Both tools timed in this run, and the ratio printed from those two times.
     exact = re.search(
-        r"\n +40  exact +([\d.]+) s +([\d.]+) s +([\d.]+)x  FuzzyEquals equal \(right\), deepdiff equal \(right\)",
+        r"\n +40  exact +([\d.]+) \([\d.]+-[\d.]+\) s +([\d.]+) \([\d.]+-[\d.]+\) s +([\d.]+)x  "
+        r"FuzzyEquals equal \(right\), deepdiff equal \(right\)",
         printed,
     )
     assert exact, printed
-    assert "FuzzyEquals equal (right), deepdiff differs (WRONG)" in printed  # deepdiff cannot apply the tolerance
+    assert "FuzzyEquals equal (right), deepdiff differs (WRONG)" in printed  # a rounding is not a tolerance
     assert "FuzzyEquals differs (right)" in printed
     # Every shape of issue 11 timed against its floor in this run, with its memory, verdict right.
     for label, _, _ in bench.SHAPES:
-        line = re.search(rf"\n{re.escape(label)} +60 +[\d.]+ s +- +\d+x +[\d.]+ +[\d.]+x  equal \(right\)", printed)
+        timing = r"[\d.]+ \([\d.]+-[\d.]+\) s"
+        line = re.search(rf"\n{re.escape(label)} +60 +{timing} +- +\d+x +[\d.]+ +[\d.]+x  equal \(right\)", printed)
         assert line, (label, printed)
-    assert re.search(r"\nnear-duplicates, one off 5% +60 +[\d.]+ s +differs \(right\)", printed), printed
+    assert re.search(r"\nnear-duplicates, one off 5% +60 +[\d.]+ \([\d.]+-[\d.]+\) s +differs \(right\)", printed)

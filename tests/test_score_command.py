@@ -274,7 +274,12 @@ def test_unused_turns_in_a_cassette_are_bad_input(project):
             "--cassettes nowhere: no such folder; record it with `python -m helpers.record`",
         ),
         (["--task", TASK, "--cassettes", ".", "--mode", "live"], "EVAL_NOTEBOOKS_MODE=replay forbids live calls"),
-        (["--predictions", "predictions.jsonl", "--cassettes", "."], "--cassettes and --mode go with --task"),
+        (["--predictions", "predictions.jsonl", "--cassettes", "."], "--cassettes, --mode and --model go with --task"),
+        (["--predictions", "predictions.jsonl", "--model", "m:f"], "--cassettes, --mode and --model go with --task"),
+        (
+            ["--task", TASK, "--cassettes", ".", "--model", "m:f"],
+            "--model names the live model; it goes with --mode live",
+        ),
     ],
 )
 def test_bad_arguments_exit_2_with_the_fix(project, argv, message):

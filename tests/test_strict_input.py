@@ -11,9 +11,8 @@ import pytest
 
 from helpers.harness.names import name_problem
 from helpers.services.datasets_server import SnapshotError, read_snapshot
+from tests.test_command_outputs import replay_args
 from tests.test_score_command import (
-    SCHEMA,
-    TASK,
     TASK_MODULE,
     TRUTH,
     answers_from,
@@ -112,9 +111,7 @@ def cassette_field(project, name: str, change) -> None:
 def test_a_cassette_holding_json_that_is_not_plain_json_is_refused(project, change, message):
     assert run_record(answers_from(TRUTH))[0] == 0
     cassette_field(project, "po-1", change)
-    code, printed = run_score(
-        "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
-    )
+    code, printed = run_score(*replay_args("run.json"))
     refused(project, printed, code)
     assert "cassettes/po-1.json" in printed and message in printed, printed
 
@@ -144,9 +141,7 @@ def test_a_schema_module_that_exits_or_raises_on_import_is_exit_2_naming_it(proj
 def test_a_task_module_that_exits_on_import_is_exit_2_naming_it(project):
     (project / "cassettes").mkdir()
     (project / "po_task.py").write_text("import sys\nsys.exit(3)\n", encoding="utf-8")
-    code, printed = run_score(
-        "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
-    )
+    code, printed = run_score(*replay_args("run.json"))
     refused(project, printed, code)
     assert "--task 'po_task:task': the module 'po_task' failed to import (SystemExit: 3)" in printed
 
@@ -165,8 +160,33 @@ def test_a_task_that_returns_no_structured_output_for_any_case_is_exit_2(project
         encoding="utf-8",
     )
     del sys.modules["po_task"]  # recording imported the first version
-    code, printed = run_score(
-        "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
-    )
+    code, printed = run_score(*replay_args("run.json"))
     refused(project, printed, code)
     assert "case 'po-1': the task returned a NoneType" in printed and "return result.structured_output" in printed
+
+
+def test_the_readme_states_the_limits_the_code_applies():
+    from helpers.files import REPO_ROOT
+    from helpers.harness.names import MAX_NAME_CHARS
+    from helpers.mode import CREDENTIALS_TIMEOUT
+
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"integer of more than {sys.get_int_max_str_digits():,} digits" in readme
+    assert f"at most {MAX_NAME_CHARS:,} characters" in readme
+    assert f"is given {CREDENTIALS_TIMEOUT:g} seconds in `auto`" in readme
+
+
+def test_compare_refuses_a_results_row_with_a_repeated_key_naming_line_and_field(tmp_path, capsys):
+    from helpers.compare.cli import main as compare_main
+    from helpers.harness.results import ResultRow, ResultsHeader, ResultsWriter
+
+    path = tmp_path / "run.jsonl"
+    with ResultsWriter(path, ResultsHeader(schema="po_schema:PurchaseOrder")) as writer:
+        for name in ("po-1", "po-2"):
+            writer.write(ResultRow(name=name, score=0.5, test_pass=True))
+    lines = path.read_text(encoding="utf-8").split("\n")
+    lines[2] = lines[2].replace('"score":0.5', '"score":0.5,"score":1.0')
+    path.write_text("\n".join(lines), encoding="utf-8")
+    assert compare_main([str(path), str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "run.jsonl, line 3: field 'score': the key 'score' appears twice in one object" in err, err

@@ -71,7 +71,12 @@ def to_json(value: Any) -> Any:
         return {str(key): to_json(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [to_json(item) for item in value]
-    return value
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise TypeError(
+        f"a request or stream event holds a {type(value).__name__}, which a cassette cannot store as JSON; "
+        "pass the agent plain JSON values (text, numbers, lists, objects, bytes)"
+    )
 
 
 def from_json(value: Any) -> Any:

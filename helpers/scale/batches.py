@@ -4,15 +4,13 @@ A batch travels as plain JSON-shaped data (case fields, expected and actual outp
 pickled model instances: a worker, local or on another machine, then needs only the schema's
 `module:Class` to rebuild the instances, and never has to unpickle a class from a module it
 cannot import by name. In the worker the evaluator is rebuilt from that path (once per
-process) and the batch is scored by `helpers.harness.scoring.score_outputs`, the same
-`Experiment(..., report_cls=StructuredOutputReport)` a single process runs, so every row, reason
-and raw comparison is the one a single process would produce.
+process) and the batch is scored by `helpers.harness.scoring.score_stored`, the same step
+`score --predictions` runs in one process, so every row, reason and raw comparison is the one a
+single process would produce.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -26,7 +24,7 @@ from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSim
 
 from helpers.harness.results import ResultRow, row_from_case, rows_from_report
 from helpers.harness.schema import load_schema
-from helpers.harness.scoring import score_outputs
+from helpers.harness.scoring import score_stored
 
 INSTANCE = "instance"  # the value was an instance of the schema: rebuild it in the worker
 AS_IS = "as_is"  # anything else (a dict, a string, None): handed over unchanged
@@ -65,29 +63,6 @@ def _evaluator(scorer: Scorer) -> StructuredOutputSimilarity:
 @lru_cache(maxsize=8)
 def _spec(scorer: Scorer) -> Any:
     return stickler.eval_for(scorer.model(), match_threshold=scorer.match_threshold)
-
-
-_local = threading.local()
-
-
-def _runner() -> asyncio.Runner:
-    """One event loop per worker thread, kept between batches.
-
-    `asyncio.run` would build a new loop, and a new default thread pool for the harness's
-    `asyncio.to_thread`, for every batch; on small documents starting those threads costs as
-    much as scoring.
-    """
-    if getattr(_local, "runner", None) is None:
-        _local.runner = asyncio.Runner()
-    return _local.runner
-
-
-def close_runner() -> None:
-    """Close this thread's event loop, if it has one (run on the thread, before it ends)."""
-    runner = getattr(_local, "runner", None)
-    if runner is not None:
-        runner.close()
-        _local.runner = None
 
 
 def pack(value: Any, schema: type[BaseModel]) -> tuple[str, Any]:
@@ -148,7 +123,7 @@ def score_batch(scorer: Scorer, batch: Batch, keep_report: bool) -> BatchResult:
         case = Case.model_validate({**fields, "expected_output": unpack(expected, schema)})
         cases.append(case)
         outputs[case.name] = unpack(output, schema)
-    report = _runner().run(score_outputs(cases, outputs, scorer.evaluator()))
+    report = score_stored(cases, outputs, scorer.evaluator())
     return BatchResult(batch.index, list(rows_from_report(report, scorer.spec())), report if keep_report else None)
 
 

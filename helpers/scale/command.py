@@ -33,6 +33,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--results", type=_path, help="also write the compact per-document results file (JSONL) that compare reads"
     )
     group.add_argument("--batch-size", type=int, default=32, help="documents per batch sent to a worker (default 32)")
+    group.add_argument(
+        "--batch-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="a batch still running after this long is scored 0, named, and its local worker replaced (default 300)",
+    )
+    group.add_argument(
+        "--beyond-cores", action="store_true", help="allow more --workers than this machine has CPU cores"
+    )
+    group.add_argument(
+        "--fan-out",
+        choices=("auto", "always"),
+        default="auto",
+        help="auto (default): a run too small to win back the workers' start-up is scored in one process; "
+        "always: use the workers whatever the size",
+    )
 
 
 def _path(text: str) -> Any:
@@ -54,6 +71,12 @@ def problem(args: argparse.Namespace) -> str | None:
         return f"--workers {args.workers}: give a whole number of processes, at least 1."
     if args.batch_size < 1:
         return f"--batch-size {args.batch_size}: give a whole number of documents, at least 1."
+    if not args.batch_timeout > 0:
+        return f"--batch-timeout {args.batch_timeout:g}: give a number of seconds above 0, such as 300."
+    if args.cluster is not None:
+        wrong = cluster_problem(args.cluster)
+        if wrong is not None:
+            return wrong
     if (args.workers is not None or args.cluster is not None) and args.predictions is None:
         return (
             "--workers and --cluster score stored outputs: score --predictions P.jsonl; a --task run "
@@ -65,6 +88,31 @@ def problem(args: argparse.Namespace) -> str | None:
         inputs = {path.resolve() for path in (args.cases, args.predictions, args.out) if path is not None}
         if args.results.resolve() in inputs:
             return f"--results {args.results} would overwrite another file of this run; name a new file."
+    return None
+
+
+def cluster_problem(address: str) -> str | None:
+    """What is wrong with a `--cluster` value, checked before anything starts; None if it can be used.
+
+    A Dask scheduler address is `tcp://HOST:PORT` or `tls://HOST:PORT` (the `tcp://` may be left
+    out); `local` starts a cluster here.
+    """
+    import re
+
+    fix = "give a scheduler address such as tcp://10.0.0.5:8786, or `local` to start a cluster here"
+    if address == "local":
+        return None
+    if address.strip() == "local":
+        return f"--cluster {address!r}: remove the spaces around `local`."
+    if address.startswith(("http://", "https://")):
+        return f"--cluster {address}: that is a web (dashboard) address, not the scheduler's; {fix}."
+    match = re.fullmatch(
+        r"(?:(tcp|tls)://)?(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})", address
+    )
+    if match is None:
+        return f"--cluster {address!r} is not a scheduler address; {fix}."
+    if not 1 <= int(match.group(3)) <= 65535:
+        return f"--cluster {address}: port {match.group(3)} is outside 1-65535; {fix}."
     return None
 
 
@@ -98,11 +146,22 @@ def score_predictions(args: argparse.Namespace, cases: list, predictions: dict, 
     """
     from helpers.harness.reports import save_report
     from helpers.scale.batches import Scorer
-    from helpers.scale.engine import local_workers
+    from helpers.scale.engine import cores, local_workers
     from helpers.scale.progress import progress_bar
     from helpers.scale.run import score_at_scale
 
-    workers = args.workers if args.cluster is None else local_workers(args.workers)
+    if args.cluster is None or args.cluster == "local":
+        workers = local_workers(args.workers, args.beyond_cores)
+        if args.workers is not None and workers < args.workers:
+            print(
+                f"--workers {args.workers}: this machine has {cores()} CPU core(s); using {workers} "
+                "(pass --beyond-cores to start more).",
+                file=out,
+            )
+        if args.cluster is None and args.workers is None:
+            workers = 1  # --results alone: one process
+    else:
+        workers = 1
     run = score_at_scale(
         [(case, predictions[case.name]) for case in cases],
         Scorer(args.schema, args.match_threshold, directory=os.getcwd()),
@@ -112,6 +171,8 @@ def score_predictions(args: argparse.Namespace, cases: list, predictions: dict, 
         keep_report=args.out is not None,
         results=args.results,
         progress=progress_bar(out),
+        batch_timeout=args.batch_timeout,
+        fan_out=args.fan_out,
     )
     for name in run.summary.failed:
         print(f"could not be scored, scored 0: case {name!r}: {run.summary.reasons[name]}", file=out)

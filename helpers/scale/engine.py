@@ -1,9 +1,10 @@
-"""Where batches run: one thread, N local processes, or a Dask cluster, all as one `Executor`.
+"""Where batches run: this process, N local processes, or a Dask cluster, all as one `Executor`.
 
 Every engine is handed back as a `concurrent.futures.Executor`, so the fan-out code has one
-path and no scheduler of its own: `ThreadPoolExecutor(1)` for one process (a thread, so the
-harness's `asyncio.run` works under a notebook's running loop), `ProcessPoolExecutor` for
-`--workers N`, and Dask's `Client.get_executor()` for `--cluster`.
+path and no scheduler of its own: `InlineExecutor` for one process (each batch is scored as it
+is submitted, in the caller's thread: the scoring needs no event loop, see
+`helpers.harness.scoring.score_stored`), `helpers.scale.pool.WorkerPool` for `--workers N`
+(a dead or hung worker fails only its batch), and Dask's `Client.get_executor()` for `--cluster`.
 
 Dask rather than Ray: the work is pure-Python, CPU-bound scoring of independent documents and
 a merge of small count tables, driven from a notebook or a command. Dask's `LocalCluster` is
@@ -14,20 +15,29 @@ for features (actors, shared memory for large arrays) this workload does not use
 Processes are started with `spawn`: a fork of a process that runs threads (a notebook kernel,
 the harness's thread pool) can inherit a held lock and hang, and `spawn` behaves the same on
 Linux, macOS and Windows.
+
+Every wait on a Dask scheduler is bounded: the connection by `CONNECT_SECONDS` (also when a
+port accepts TCP and never answers), each request to the scheduler by `REQUEST_SECONDS`, and a
+scheduler that stops answering while batches run ends the run after `SCHEDULER_LOST_SECONDS`.
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
-from collections.abc import Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 INSTALL_HINT = "pip install '.[cluster]' (or pip install 'dask[distributed]')"
-CONNECT_TIMEOUT = "30s"
+CONNECT_SECONDS = 10.0
+REQUEST_SECONDS = 10.0
+SCHEDULER_LOST_SECONDS = 10.0
+BATCH_TIMEOUT = 300.0  # seconds one batch may take before its worker is stopped (--batch-timeout)
 
 
 class EngineError(RuntimeError):
@@ -50,62 +60,145 @@ class Engine:
     slots: int
     name: str
     address: str | None = None  # the Dask scheduler's, for other clients to connect to
+    problem: Callable[[], str | None] = lambda: None  # why the engine can no longer run batches, if it cannot
+    bounds_batches: bool = False  # whether the executor itself ends a batch past its deadline
 
 
-def local_workers(requested: int | None) -> int:
-    """The worker count to use: as asked, or one per CPU core when not given."""
-    if requested is None:
+class InlineExecutor(Executor):
+    """Runs each submitted call at once, in the caller's thread: one process, no thread, no loop."""
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as exc:
+            future.set_exception(exc)
+        return future
+
+
+def cores() -> int:
+    """The CPU cores this process may run on (its affinity where the OS says, else the machine's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def local_workers(requested: int | None, beyond_cores: bool = False) -> int:
+    """The worker count to use: as asked up to the cores (past them with `beyond_cores`), or one per core."""
+    if requested is None:
+        return cores()
     if requested < 1:
         raise EngineError(f"--workers {requested}: give a whole number of at least 1")
-    return requested
+    return requested if beyond_cores else min(requested, cores())
 
 
 @contextmanager
-def open_engine(workers: int = 1, cluster: str | None = None) -> Iterator[Engine]:
+def open_engine(workers: int = 1, cluster: str | None = None, batch_timeout: float = BATCH_TIMEOUT) -> Iterator[Engine]:
     """Open the engine, yield it, and shut it down (cancelling what has not started) on the way out.
 
     Args:
-        workers: Local processes (`1` runs in this process, on one thread). With `cluster="local"`,
-            the number of Dask workers to start.
+        workers: Local processes (`1` runs in this process). With `cluster="local"`, the number of
+            Dask workers to start.
         cluster: `None` for local processes, `"local"` to start a `distributed.LocalCluster`, or a
             scheduler address (`tcp://host:8786`) to use a running cluster.
+        batch_timeout: Seconds a batch may run on a local worker before the worker is stopped and
+            the batch fails (Dask's own workers cannot be stopped; see `helpers.scale.run`).
 
     Raises:
         EngineError: If Dask is not installed, or the scheduler cannot be reached.
     """
     if cluster is None:
         if workers == 1:
-            from helpers.scale.batches import close_runner
-
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="score") as executor:
-                try:
-                    yield Engine(executor, 1, "1 process")
-                finally:
-                    executor.submit(close_runner).result()  # the scoring thread's event loop
+            yield Engine(InlineExecutor(), 1, "1 process", bounds_batches=True)  # nothing to stop it with
             return
-        executor = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        from helpers.scale.pool import WorkerPool
+
+        pool = WorkerPool(workers, batch_timeout)
         try:
-            yield Engine(executor, workers, f"{workers} local processes")
+            yield Engine(pool, workers, f"{workers} local processes", bounds_batches=True)
         finally:
-            executor.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown()
         return
     with _dask_client(workers, cluster) as (client, name):
-        slots = max(1, sum(client.nthreads().values()))
-        if not client.nthreads():
+        threads = bounded(client.nthreads, f"--cluster {cluster}: asking the scheduler for its workers")
+        if not threads:
             raise EngineError(f"--cluster {cluster}: the scheduler has no workers; start one: `dask worker ADDRESS`")
-        yield Engine(client.get_executor(pure=False), slots, name, client.scheduler.address)
+        yield Engine(
+            client.get_executor(pure=False),
+            max(1, sum(threads.values())),
+            name,
+            client.scheduler.address,
+            _scheduler_problem(client, cluster),
+        )
+
+
+def bounded(call: Callable[[], Any], what: str, seconds: float | None = None) -> Any:
+    """`call()` on a thread of its own, waiting at most `seconds` (`REQUEST_SECONDS`) for it.
+
+    Raises:
+        EngineError: If it has not answered in time (the thread is left to end on its own).
+    """
+    seconds = REQUEST_SECONDS if seconds is None else seconds
+    answer: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            answer["value"] = call()
+        except BaseException as exc:  # handed to the caller below
+            answer["error"] = exc
+
+    thread = threading.Thread(target=run, name="bounded-call", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise EngineError(f"{what}: no answer within {seconds:g} s")
+    if "error" in answer:
+        raise answer["error"]
+    return answer["value"]
+
+
+def _scheduler_problem(client: Any, cluster: str) -> Callable[[], str | None]:
+    """A check the fan-out calls while it waits: the sentence to stop with once the scheduler is lost."""
+    lost_since: list[float] = []  # when the client was first seen not running
+
+    def problem() -> str | None:
+        if client.status == "running":
+            lost_since.clear()
+            return None
+        if not lost_since:
+            lost_since.append(time.monotonic())
+        if time.monotonic() - lost_since[0] < SCHEDULER_LOST_SECONDS:
+            return None
+        return (
+            f"--cluster {cluster}: the Dask scheduler stopped answering (client {client.status} for "
+            f"{SCHEDULER_LOST_SECONDS:g} s); restart it, or use --cluster local"
+        )
+
+    return problem
+
+
+def require_dask() -> None:
+    """Refuse `--cluster` at once when Dask is not installed, whatever the run's size."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError as exc:
+        raise EngineError(f"--cluster needs Dask, which is not installed: {INSTALL_HINT}", missing=True) from exc
 
 
 @contextmanager
 def _dask_client(workers: int, cluster: str) -> Iterator[tuple[object, str]]:
     """A Dask client on a new local cluster or a running scheduler; Dask is imported only here."""
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError as exc:
-        raise EngineError(f"--cluster needs Dask, which is not installed: {INSTALL_HINT}", missing=True) from exc
+    require_dask()
+    from distributed import Client, LocalCluster
+
     if cluster == "local":
+        import dask
+
+        # A worker that dies fails its batch at once (named, scored 0) instead of being retried on
+        # the others; each retry would start a worker and import the libraries again.
         with (
+            dask.config.set({"distributed.scheduler.allowed-failures": 0}),
             LocalCluster(
                 n_workers=workers,
                 threads_per_worker=1,
@@ -117,13 +210,22 @@ def _dask_client(workers: int, cluster: str) -> Iterator[tuple[object, str]]:
         ):
             yield client, f"a local Dask cluster of {workers} workers"
         return
+    hint = "start one with `dask scheduler` and `dask worker ADDRESS`, or use --cluster local"
     try:
-        client = Client(cluster, timeout=CONNECT_TIMEOUT)
+        client = bounded(
+            lambda: Client(cluster, timeout=f"{CONNECT_SECONDS}s"),
+            f"--cluster {cluster}: no Dask scheduler answered; {hint}",
+            CONNECT_SECONDS + 2,
+        )
     except (OSError, TimeoutError) as exc:
         raise EngineError(
-            f"--cluster {cluster}: no Dask scheduler answered ({type(exc).__name__}: {exc}); start one with "
-            "`dask scheduler` and `dask worker ADDRESS`, or use --cluster local"
+            f"--cluster {cluster}: no Dask scheduler answered ({type(exc).__name__}: {exc}); {hint}"
         ) from exc
-    with client:
-        workers_seen = len(client.scheduler_info().get("workers", {}))
-        yield client, f"the Dask cluster at {cluster} ({workers_seen} workers)"
+    try:
+        info = bounded(client.scheduler_info, f"--cluster {cluster}: asking the scheduler for its workers")
+        yield client, f"the Dask cluster at {cluster} ({len(info.get('workers', {}))} workers)"
+    finally:
+        try:
+            bounded(client.close, f"--cluster {cluster}: closing the connection")
+        except EngineError:
+            pass

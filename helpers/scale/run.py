@@ -11,6 +11,13 @@ order, and `overall_score` by the same `calculate_overall_score`. `metrics()` th
 `aggregate_from_comparisons` over the same comparisons in the same order, so every rollup is
 equal to the one-process run, not approximately.
 
+Workers never lose to one process: a run whose estimated scoring time (`estimated_seconds`, from
+its size: documents and list-item pairs) would not win back the workers' start-up is scored in
+this process (`fan_out="auto"`, the default; `"always"` fans out whatever the size). Deciding
+from the size rather than scoring in the driver while workers start keeps every batch in a
+worker once workers were asked for, so a document that kills or hangs its scorer never takes
+the driver with it.
+
 For runs too large to hold as one report, `keep_report=False` brings back only each document's
 compact row (score, verdict, per-field counts), written to the results file as batches arrive;
 at most `2 x workers` batches are in flight or waiting, so memory is bounded by the batch size,
@@ -19,33 +26,72 @@ not the run size.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputReport
 
 from helpers.harness.results import Counts, ResultRow, ResultsHeader, ResultsWriter, add_counts
 from helpers.scale.batches import Batch, BatchResult, Scorer, failed_batch, score_batch
-from helpers.scale.engine import Engine, EngineError, open_engine
+from helpers.scale.engine import BATCH_TIMEOUT, Engine, EngineError, open_engine, require_dask
+from helpers.scale.pool import RemoteError
 from helpers.scale.progress import FinalLine, Progress
 
 BATCH_SIZE = 32
 IN_FLIGHT_PER_SLOT = 2
-# How long the driver waits for any batch in flight to finish before it gives up on the engine.
-# A batch of 32 documents with 50 line items takes seconds; minutes without one means a stuck worker.
-STALL_SECONDS = 300.0
+_TICK = 0.5  # how often a waiting driver checks deadlines and the engine
+
+# The size rule, measured on 2 cores with the bundled invoices (stickler sped up): one document
+# costs about DOCUMENT_SECONDS plus PAIR_SECONDS per pair of list items its lists compare, and
+# starting the engine costs START_SECONDS (spawning the processes and importing the libraries).
+DOCUMENT_SECONDS = 0.001
+PAIR_SECONDS = 0.000015
+START_SECONDS = {"processes": 2.0, "local": 3.0}
+MARGIN = 1.5
 
 
 class StalledError(EngineError):
-    """No batch in flight finished within `STALL_SECONDS`; the message names the engine and the batches.
+    """The engine stopped answering while batches were in flight; the message names it and the batches.
 
     An `EngineError`, so the score command reports it as bad input (exit 2), nothing written.
     """
+
+
+def estimated_seconds(pairs: Iterable[tuple[Case, Any]]) -> float:
+    """The rough one-process scoring time of `pairs`, from documents and list-item pairs (see the constants)."""
+    seconds = 0.0
+    for case, output in pairs:
+        seconds += DOCUMENT_SECONDS + PAIR_SECONDS * _list_pairs(case.expected_output, output)
+    return seconds
+
+
+def _list_pairs(expected: Any, actual: Any) -> int:
+    """How many item pairs the Hungarian matching of the top-level lists of two documents scores."""
+    if not (isinstance(expected, BaseModel) and isinstance(actual, BaseModel)):
+        return 0
+    total = 0
+    for name in type(expected).model_fields:
+        mine, theirs = getattr(expected, name, None), getattr(actual, name, None)
+        if isinstance(mine, list) and isinstance(theirs, list):
+            total += len(mine) * len(theirs)
+    return total
+
+
+def worth_fanning_out(pairs: Sequence[tuple[Case, Any]], workers: int, cluster: str | None) -> bool:
+    """Whether `workers` would finish `pairs` sooner than this process, start-up included."""
+    if cluster is not None and cluster != "local":
+        return True  # a running cluster has already started
+    if workers < 2:
+        return False
+    start = START_SECONDS["local" if cluster == "local" else "processes"]
+    return estimated_seconds(pairs) > MARGIN * start * workers / (workers - 1)
 
 
 @dataclass
@@ -126,6 +172,8 @@ def score_at_scale(
     progress: Progress | None = None,
     total: int | None = None,
     engine: Engine | None = None,
+    batch_timeout: float = BATCH_TIMEOUT,
+    fan_out: str = "auto",
 ) -> ScaleRun:
     """Score `(case, output)` pairs on `workers` processes or a Dask cluster, merged in case order.
 
@@ -141,6 +189,10 @@ def score_at_scale(
         total: The number of documents, for the bar, when `pairs` cannot say.
         engine: An engine already open (`helpers.scale.engine.open_engine`), to score several runs
             on one cluster; `workers` and `cluster` are then not used.
+        batch_timeout: Seconds a batch may take; past it the batch is scored 0 with the reason
+            (a local worker is stopped and replaced; a Dask task is cancelled).
+        fan_out: `"auto"` scores a run too small to gain from the workers in this process;
+            `"always"` uses them whatever the size.
 
     Returns:
         The summary, the report when `keep_report`, and the results path.
@@ -162,35 +214,52 @@ def score_at_scale(
             reports.append(result.report)
         progress.advance(len(result.rows), len(summary.failed) - failed_before)
 
-    opened = nullcontext(engine) if engine is not None else open_engine(workers, cluster)
+    if engine is None and cluster is not None:
+        require_dask()
+    small = (
+        engine is None
+        and fan_out == "auto"
+        and (workers > 1 or cluster == "local")
+        and isinstance(pairs, Sequence)
+        and not worth_fanning_out(pairs, workers, cluster)
+    )
+    opened = (
+        nullcontext(engine)
+        if engine is not None
+        else open_engine(*((1, None) if small else (workers, cluster)), batch_timeout)
+    )
     with opened as engine, writer if writer is not None else nullcontext():
-        progress.start(total, engine.name)
+        name = engine.name + (f" (too small a run for {workers} workers to gain)" if small else "")
+        progress.start(total, name)
         try:
             _fan_out(
-                engine.executor,
+                engine,
                 batches(pairs, scorer, batch_size),
                 scorer,
                 keep_report,
-                engine.slots * IN_FLIGHT_PER_SLOT,
                 merge,
-                stall=f"on {engine.name}",
+                batch_timeout,
             )
         finally:
             progress.finish()
     report = StructuredOutputReport.flatten(reports) if keep_report else None
-    return ScaleRun(summary, engine.name, report, Path(results) if results is not None else None)
+    return ScaleRun(summary, name, report, Path(results) if results is not None else None)
 
 
 def _fan_out(
-    executor, work: Iterator[Batch], scorer: Scorer, keep_report: bool, window: int, merge, stall: str = ""
+    engine: Engine, work: Iterator[Batch], scorer: Scorer, keep_report: bool, merge, batch_timeout: float
 ) -> None:
-    """Keep up to `window` batches in flight or waiting, and merge results strictly in batch order.
+    """Keep up to two batches per slot in flight or waiting, and merge results strictly in batch order.
 
-    Every wait is bounded: when no batch in flight finishes within `STALL_SECONDS`, the run stops
-    with `StalledError` instead of waiting on a worker that will never answer.
+    Every wait is bounded. A local worker pool stops a batch's worker itself at `batch_timeout`
+    after the worker took it. On Dask, where a task cannot be stopped, a batch still unfinished
+    `IN_FLIGHT_PER_SLOT` x `batch_timeout` after it was handed over (it may wait behind another,
+    and a new worker imports the libraries first) is scored 0 with the reason and the run goes on.
+    An engine that reports a problem (a lost Dask scheduler) ends the run with `StalledError`.
     """
-    pending: dict[Future, Batch] = {}
+    pending: dict[Future, tuple[Batch, float]] = {}
     ready: dict[int, BatchResult] = {}
+    window = engine.slots * IN_FLIGHT_PER_SLOT
     next_index = 0
     exhausted = False
     try:
@@ -200,22 +269,23 @@ def _fan_out(
                 if batch is None:
                     exhausted = True
                     break
-                pending[executor.submit(score_batch, scorer, batch, keep_report)] = batch
+                deadline = time.monotonic() + batch_timeout * IN_FLIGHT_PER_SLOT
+                pending[engine.executor.submit(score_batch, scorer, batch, keep_report)] = (batch, deadline)
             if not pending:
                 break
-            done, _ = wait(pending, timeout=STALL_SECONDS, return_when=FIRST_COMPLETED)
-            if not done:
-                waiting = ", ".join(str(batch.index) for batch in sorted(pending.values(), key=lambda b: b.index))
-                raise StalledError(
-                    f"no batch finished within {STALL_SECONDS:g} s {stall} (batches {waiting} in flight); "
-                    "a worker may be stuck or gone: check the workers, or score with fewer --workers"
-                )
+            done, _ = wait(pending, timeout=_TICK, return_when=FIRST_COMPLETED)
             for future in done:
-                batch = pending.pop(future)
+                batch, _ = pending.pop(future)
                 try:
                     ready[batch.index] = future.result()
                 except Exception as exc:  # the worker's error, reported by case name, not as a traceback
                     ready[batch.index] = failed_batch(batch, scorer, _describe(exc, batch), keep_report)
+            if not engine.bounds_batches:
+                _expire(pending, ready, scorer, keep_report, batch_timeout)
+            problem = engine.problem()
+            if problem is not None:
+                waiting = ", ".join(str(batch.index) for batch, _ in sorted(pending.values(), key=lambda b: b[0].index))
+                raise StalledError(f"{problem} (batches {waiting} in flight)")
             while next_index in ready:
                 merge(ready.pop(next_index))
                 next_index += 1
@@ -224,8 +294,20 @@ def _fan_out(
             future.cancel()
 
 
+def _expire(pending: dict, ready: dict, scorer: Scorer, keep_report: bool, batch_timeout: float) -> None:
+    """Score 0 every batch in flight past its deadline, and stop waiting for it."""
+    now = time.monotonic()
+    for future, (batch, deadline) in list(pending.items()):
+        if now > deadline:
+            future.cancel()
+            del pending[future]
+            late = TimeoutError(f"no result within {batch_timeout * IN_FLIGHT_PER_SLOT:g} s of being handed over")
+            ready[batch.index] = failed_batch(batch, scorer, _describe(late, batch), keep_report)
+
+
 def _describe(exc: BaseException, batch: Batch) -> str:
     names = batch.names
     span = names[0] if len(names) == 1 else f"{names[0]} .. {names[-1]}"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
-    return f"batch {batch.index} ({span}, {len(names)} cases) failed in its worker: {type(exc).__name__}: {message}"
+    kind = exc.kind if isinstance(exc, RemoteError) else type(exc).__name__
+    return f"batch {batch.index} ({span}, {len(names)} cases) failed in its worker: {kind}: {message}"

@@ -31,7 +31,7 @@ def model_from_factory(spec: str) -> Model:
         factory = import_object(spec, option="--model")
     except SchemaError as exc:
         raise ModelFactoryError(str(exc)) from exc
-    if not callable(factory) or isinstance(factory, type) and not issubclass(factory, Model):
+    if not callable(factory) or (isinstance(factory, type) and not issubclass(factory, Model)):
         raise ModelFactoryError(
             f"--model {spec!r} is a {type(factory).__name__}; name a function that returns a Strands Model"
         )

@@ -1,0 +1,265 @@
+"""Local worker processes that cannot take a run down with them.
+
+`ProcessPoolExecutor` gives up on the whole pool when one worker dies (every batch in flight
+ends in `BrokenProcessPool`), cannot stop a worker that hangs, and waits for it forever at
+shutdown. Here each worker holds one batch at a time, so the driver always knows which batch a
+worker had:
+
+- a worker that dies (killed, out of memory, `os._exit` in a validator) fails only its batch,
+  with its exit code, and a new worker takes its place;
+- a batch that runs past `batch_timeout` seconds (counted from when a started worker took it)
+  has its worker killed, fails with that reason, and a new worker takes its place;
+- a worker that dies or is not ready within `START_SECONDS` while starting is replaced, and
+  after `START_FAILURES` such workers in a row every waiting batch fails with the reason;
+- shutdown asks every worker to stop, waits at most `SHUTDOWN_SECONDS` for all of them, then
+  kills what is left;
+- a worker ends with its driver: on Linux the kernel sends it SIGKILL when the driver dies
+  (`prctl(PR_SET_PDEATHSIG)`), and everywhere a thread in the worker exits once its parent
+  is gone (checked every `PARENT_CHECK_SECONDS`).
+
+It is a `concurrent.futures.Executor`, so the fan-out code treats it as it treats Dask's.
+Processes are started with `spawn` (see `helpers.scale.engine`).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import threading
+import time
+from collections import deque
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+SHUTDOWN_SECONDS = 5.0
+PARENT_CHECK_SECONDS = 1.0
+START_SECONDS = 120.0  # for a worker to start and import the libraries before it counts as failed
+START_FAILURES = 3  # workers in a row that die or stall while starting: the pool gives up
+_TICK = 0.2  # how often the dispatcher looks at deadlines when nothing else happens
+
+
+class WorkerLost(RuntimeError):
+    """A batch's worker died or was stopped for running past the deadline; the message says which."""
+
+
+@dataclass
+class _Worker:
+    process: Any
+    connection: Connection
+    started: float = field(default_factory=time.monotonic)
+    job: tuple[Future, float] | None = None  # the batch's future and its deadline
+    ready: bool = False
+    retired: bool = False  # dead and not replaced (the pool is closing or gave up)
+
+
+class WorkerPool(Executor):
+    """`workers` processes, one batch each at a time, every batch bounded by `batch_timeout` seconds."""
+
+    def __init__(self, workers: int, batch_timeout: float) -> None:
+        self._context = multiprocessing.get_context("spawn")
+        self._timeout = batch_timeout
+        self._lock = threading.Lock()
+        self._wake_read, self._wake_write = self._context.Pipe(duplex=False)
+        self._queue: deque = deque()
+        self._closing = False
+        self._start_failures = 0
+        self._broken: str | None = None
+        self._workers = [self._start() for _ in range(workers)]
+        self._thread = threading.Thread(target=self._dispatch, name="worker-pool", daemon=True)
+        self._thread.start()
+
+    @property
+    def ready(self) -> int:
+        """How many workers have started and imported what they need."""
+        return sum(worker.ready for worker in self._workers)
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        with self._lock:
+            if self._closing:
+                raise RuntimeError("the worker pool is shut down")
+            if self._broken is not None:
+                _fail(future, WorkerLost(self._broken))
+                return future
+            self._queue.append((future, fn, args, kwargs))
+        self._wake_write.send(None)
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop every worker within `SHUTDOWN_SECONDS`, killing any that do not stop; cancel what has not started."""
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+            queued, self._queue = list(self._queue), deque()
+        for future, *_ in queued:
+            future.cancel()
+        self._wake_write.send(None)
+        self._thread.join(SHUTDOWN_SECONDS)
+        for worker in self._workers:
+            if worker.job is not None:  # still busy: cancelled work, or a hung worker that would not hear
+                _fail(worker.job[0], WorkerLost("the run stopped before this batch finished"))
+                worker.process.kill()
+            try:
+                worker.connection.send(None)
+            except (OSError, ValueError):  # gone, or its connection already closed
+                pass
+        deadline = time.monotonic() + SHUTDOWN_SECONDS
+        for worker in self._workers:
+            worker.process.join(max(0.0, deadline - time.monotonic()))
+        for worker in self._workers:
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join(1.0)
+            worker.connection.close()
+
+    def _start(self) -> _Worker:
+        parent, child = self._context.Pipe()
+        process = self._context.Process(target=worker_main, args=(child, os.getpid()), daemon=True)
+        process.start()
+        child.close()
+        return _Worker(process, parent)
+
+    def _dispatch(self) -> None:
+        """Hand queued batches to idle workers, collect results, and fail the batches of lost workers."""
+        while not self._closing:
+            self._assign()
+            waiting = (
+                [self._wake_read] + [w.connection for w in self._workers] + [w.process.sentinel for w in self._workers]
+            )
+            for ready in wait(waiting, timeout=_TICK):
+                if ready is self._wake_read:
+                    self._wake_read.recv()
+            for index, worker in enumerate(self._workers):
+                if not worker.retired:
+                    self._collect(index, worker)
+
+    def _assign(self) -> None:
+        with self._lock:
+            for worker in self._workers:
+                if not self._queue:
+                    return
+                if worker.ready and worker.job is None and worker.process.is_alive():
+                    future, fn, args, kwargs = self._queue.popleft()
+                    if not future.set_running_or_notify_cancel():
+                        continue
+                    try:
+                        worker.connection.send((fn, args, kwargs))
+                    except Exception as exc:  # could not be pickled, or the worker just died
+                        _fail(future, exc)
+                        continue
+                    worker.job = (future, time.monotonic() + self._timeout)
+
+    def _collect(self, index: int, worker: _Worker) -> None:
+        """Take a finished result from `worker`, or replace it if it died or ran past its batch's deadline."""
+        try:
+            while worker.connection.poll():
+                message = worker.connection.recv()
+                if message == "ready":
+                    worker.ready = True
+                    self._start_failures = 0
+                    continue
+                ok, value = message
+                future, _ = worker.job
+                worker.job = None
+                future.set_result(value) if ok else _fail(future, value)
+        except (EOFError, OSError):
+            pass  # the worker is gone; its sentinel says so below
+        if not worker.process.is_alive():
+            self._replace(index, worker, f"its worker process died (exit code {worker.process.exitcode})")
+        elif not worker.ready and time.monotonic() - worker.started > START_SECONDS:
+            worker.process.kill()
+            worker.process.join(1.0)
+            self._replace(index, worker, f"a worker was not ready within {START_SECONDS:g} s")
+        elif worker.job is not None and time.monotonic() > worker.job[1]:
+            worker.process.kill()
+            worker.process.join(1.0)
+            self._replace(
+                index, worker, f"it ran past the {self._timeout:g} s batch deadline and its worker was stopped"
+            )
+
+    def _replace(self, index: int, worker: _Worker, reason: str) -> None:
+        """Fail the worker's batch with `reason` and start another; give up after too many failed starts."""
+        if worker.job is not None:
+            _fail(worker.job[0], WorkerLost(reason))
+        worker.connection.close()
+        if not worker.ready:
+            self._start_failures += 1
+        if self._start_failures >= START_FAILURES and self._broken is None:
+            self._broken = f"{START_FAILURES} worker processes in a row failed while starting ({reason})"
+            with self._lock:
+                queued, self._queue = list(self._queue), deque()
+            for future, *_ in queued:
+                _fail(future, WorkerLost(self._broken))
+        if self._closing or self._broken is not None:
+            worker.retired = True
+            return
+        self._workers[index] = self._start()
+
+
+def _fail(future: Future, exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)
+
+
+class RemoteError(Exception):
+    """An error raised in a worker, carried back by its type name and message."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def worker_main(connection: Connection, parent: int) -> None:
+    """A worker's life: end with the parent, say it is ready, then run one batch at a time until told to stop.
+
+    Before importing, the worker makes `rfc3987_syntax` unimportable. `import strands` imports
+    jsonschema (for `strands.experimental.agent_config`), and jsonschema imports that optional
+    package, when installed, for its `iri` format check; it compiles a grammar at import, about
+    half of a worker's start-up (measured with `python -X importtime`: 3.9 s of 8.1 s under
+    load, 1.3 s of 2.6 s idle). It is installed only as a JupyterLab dependency, nothing a
+    worker runs checks that format, and jsonschema skips the check when the package is missing,
+    as in an install without the notebooks.
+    """
+    _end_with_parent(parent)
+    sys.modules.setdefault("rfc3987_syntax", None)  # see above: an ImportError for jsonschema's optional import
+    import helpers.scale.batches  # noqa: F401  (the imports every batch needs, before saying ready)
+
+    connection.send("ready")
+    while True:
+        try:
+            message = connection.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        fn, args, kwargs = message
+        try:
+            reply = (True, fn(*args, **kwargs))
+        except Exception as exc:
+            reply = (False, RemoteError(type(exc).__name__, str(exc)))
+        connection.send(reply)
+
+
+def _end_with_parent(parent: int) -> None:
+    """Make this process end when `parent` does: the kernel's parent-death signal, and a watching thread."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()

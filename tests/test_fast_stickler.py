@@ -1,0 +1,74 @@
+"""The stickler speed-up: byte-identical numbers on every fixture and random nested documents, off on another version.
+
+`bench/bench_stickler_identity.py` runs the same check on 10,000 random documents.
+"""
+
+from __future__ import annotations
+
+import pytest
+from stickler.structured_object_evaluator.models.configuration_helper import ConfigurationHelper
+from stickler.structured_object_evaluator.models.structured_model import StructuredModel
+
+from helpers.examples.identity_runs import Shipment, fixture_runs, random_run, reference_pairs
+from helpers.examples.invoices import WeightedInvoice, reference_cases
+from helpers.harness import fast_stickler
+from helpers.harness.fast_stickler import differences
+
+
+@pytest.mark.parametrize("name, pairs, model", [(n, p[:30], m) for n, p, m in fixture_runs()], ids=lambda v: v)
+def test_every_fixture_scores_byte_identically(name, pairs, model):
+    assert differences(pairs, model) == []
+
+
+def test_random_nested_documents_score_byte_identically():
+    pairs = list(random_run(50, max_packages=3))
+    assert len({type(output).__name__ for _, output in pairs}) == 3  # instances, dicts and JSON text
+    assert differences(pairs, Shipment) == []
+
+
+class Plain(StructuredModel):
+    """A field with no comparison settings of its own: its threshold is the class's `match_threshold`."""
+
+    name: str
+
+
+def test_a_reassigned_class_threshold_is_read_again(monkeypatch):
+    fast_stickler.install()
+    assert ConfigurationHelper.get_comparison_info(Plain, "name").threshold == Plain.match_threshold
+    monkeypatch.setattr(Plain, "match_threshold", 0.95)
+    assert ConfigurationHelper.get_comparison_info(Plain, "name").threshold == 0.95
+    with fast_stickler.shipped():
+        assert ConfigurationHelper.get_comparison_info(Plain, "name").threshold == 0.95
+
+
+def test_the_tuned_model_scores_identically_after_its_threshold_changes(monkeypatch):
+    pairs = reference_pairs(reference_cases())
+    monkeypatch.setattr(WeightedInvoice, "match_threshold", 0.95)
+    assert differences(pairs, WeightedInvoice) == []
+
+
+def test_another_stickler_version_leaves_stickler_as_shipped(monkeypatch, capsys):
+    fast_stickler.uninstall()
+    shipped = (ConfigurationHelper.__dict__["get_comparison_info"], StructuredModel.__dict__["compare_field_raw"])
+    monkeypatch.setattr(fast_stickler, "installed_version", lambda: "1.0.1")
+    monkeypatch.setitem(fast_stickler._state, "notified", False)
+    assert fast_stickler.install() is False
+    assert fast_stickler.install() is False
+    notice = capsys.readouterr().err.splitlines()
+    assert len(notice) == 1 and "stickler-eval 1.0.1" in notice[0] and "verified on 1.0.0" in notice[0]
+    now = (ConfigurationHelper.__dict__["get_comparison_info"], StructuredModel.__dict__["compare_field_raw"])
+    assert now == shipped
+
+
+def test_install_and_uninstall_swap_exactly_two_functions():
+    fast_stickler.uninstall()
+    shipped = (ConfigurationHelper.__dict__["get_comparison_info"], StructuredModel.__dict__["compare_field_raw"])
+    assert fast_stickler.install() is True
+    assert ConfigurationHelper.__dict__["get_comparison_info"] is not shipped[0]
+    assert StructuredModel.__dict__["compare_field_raw"] is not shipped[1]
+    with fast_stickler.shipped():
+        assert (ConfigurationHelper.__dict__["get_comparison_info"], StructuredModel.__dict__["compare_field_raw"]) == (
+            shipped
+        )
+        assert fast_stickler.install() is False  # held off inside the block
+    assert StructuredModel.__dict__["compare_field_raw"] is not shipped[1]

@@ -1,0 +1,70 @@
+"""`score_stored` builds, in one thread, the report `Experiment` builds: byte for byte, error rows included."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from strands_evals import Case
+from strands_evals.evaluators import Equals, Evaluator, StructuredOutputSimilarity
+from strands_evals.types.evaluation import EvaluationOutput
+
+from helpers.examples.identity_runs import Shipment, random_run, reference_pairs
+from helpers.examples.invoices import Invoice, reference_cases
+from helpers.examples.simulated_large import simulated_run
+from helpers.harness.scoring import score_outputs_sync, score_stored
+
+
+class Raises(Evaluator):
+    """An evaluator that fails on one case, to compare the harness's error rows."""
+
+    def evaluate(self, evaluation_case):
+        if evaluation_case.name == "amount-off":
+            raise ValueError("cannot score this one")
+        return [EvaluationOutput(score=0.5, test_pass=True, reason="half")]
+
+
+def pairs_with_every_kind_of_row() -> list[tuple[Case, object]]:
+    pairs: list[tuple[Case, object]] = list(simulated_run(6, 4))
+    pairs += reference_pairs(reference_cases())
+    truth = pairs[0][0].expected_output
+    pairs.append((Case(name="unreadable", input="x", expected_output=truth), {"unrelated": 1}))
+    pairs.append((Case(name="not-json", input="x", expected_output=truth), "not json"))
+    pairs.append((Case(name="no-truth", input="x", expected_output=None, metadata={"k": 1}), truth))
+    return pairs
+
+
+EVALUATORS = [StructuredOutputSimilarity(Invoice), Raises(), Equals()]
+
+
+@pytest.mark.parametrize("evaluator", EVALUATORS, ids=lambda e: e.get_name())
+def test_the_report_is_experiments_byte_for_byte(evaluator):
+    pairs = pairs_with_every_kind_of_row()
+    cases = [case for case, _ in pairs]
+    outputs = {case.name: output for case, output in pairs}
+    del outputs["perfect"]  # the harness's row for a task that raised (no stored output)
+    expected = score_outputs_sync(cases, outputs, evaluator)
+    assert score_stored(cases, outputs, evaluator).model_dump_json() == expected.model_dump_json()
+    assert "An error occurred" in expected.reasons[cases.index(next(c for c in cases if c.name == "perfect"))]
+
+
+def test_random_nested_documents_give_experiments_report():
+    pairs = list(random_run(20, max_packages=3))
+    cases = [case for case, _ in pairs]
+    outputs = {case.name: output for case, output in pairs}
+    evaluator = StructuredOutputSimilarity(Shipment)
+    assert score_stored(cases, outputs, evaluator).model_dump_json() == (
+        score_outputs_sync(cases, outputs, evaluator).model_dump_json()
+    )
+
+
+def test_an_awaiting_evaluator_runs_through_experiment_even_inside_a_running_loop():
+    pairs = pairs_with_every_kind_of_row()[:8]
+    cases = [case for case, _ in pairs]
+    outputs = {case.name: output for case, output in pairs}
+    expected = score_outputs_sync(cases, outputs, Equals())
+
+    async def in_a_kernel():
+        return score_stored(cases, outputs, Equals())
+
+    assert asyncio.run(in_a_kernel()).model_dump_json() == expected.model_dump_json()
