@@ -35,7 +35,7 @@ $(UV):
 # --compile-bytecode: compile every installed library once, at build time. Machines that set
 # PYTHONDONTWRITEBYTECODE=1 would otherwise recompile each library in every kernel and test run.
 $(STAMP): $(UV) pyproject.toml uv.lock
-	$(UV) sync --frozen --extra cluster --compile-bytecode --python $(PYTHON)
+	$(UV) sync --frozen --extra notebooks --extra cluster --compile-bytecode --python $(PYTHON)
 	@touch $(STAMP)
 
 setup: $(STAMP) ## Build .venv with the exact locked versions (needs only python3)

@@ -26,11 +26,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+# What every command prints when a dependency is missing; pip users have no `make`.
+REINSTALL = "Reinstall the project: `pip install .` from its checkout (`make setup` in the repository)."
 EXIT_CODES = """\
 Exit codes:
   0  recorded: each case's cassette was replaced atomically (hand_authored false, recording
      time set); the payload and what changed from the previous cassette are printed for review
-  1  a dependency is missing (strands-agents, boto3): run `make setup`
+  1  a dependency is missing (strands-agents, boto3): reinstall the project (`pip install .` from
+     its checkout, `make setup` in the repository)
   2  bad input (a case file, schema, task, --model factory or --only name that does not load, a
      task that returns something other than the structured output), or the agent call failed:
      bad or absent credentials, no model access, wrong region, or any runtime error; the
@@ -200,7 +203,7 @@ def main(
         return EXIT_BAD_INPUT
     missing = missing_dependencies()
     if missing:
-        print(f"Missing dependency: {', '.join(missing)}. Install the project with `make setup`.", file=out)
+        print(f"Missing dependency: {', '.join(missing)}. {REINSTALL}", file=out)
         return EXIT_MISSING_DEPENDENCY
     from helpers.harness.cases import CaseFileError, load_cases
     from helpers.harness.schema import SchemaError, load_schema, load_task

@@ -181,10 +181,12 @@ class _Targets:
 
 
 def _require(name: str, out: TextIO) -> None:
+    from helpers.record import REINSTALL
+
     try:
         importlib.import_module(name)
     except ImportError as exc:
-        print(f"Missing dependency: {name} ({exc}). Install the project with `make setup`.", file=out)
+        print(f"Missing dependency: {name} ({exc}). {REINSTALL}", file=out)
         raise _Stop(EXIT_MISSING_DEPENDENCY) from exc
 
 

@@ -27,19 +27,23 @@ from typing import Any, TextIO
 
 from helpers import outputs
 from helpers.files import WriteError, one_step
+from helpers.record import REINSTALL  # standard library only at import, as below
 from helpers.scale import command as scale  # standard library only at import: --help stays fast
 
 EXIT_CODES = """\
 Exit codes:
   0  scored: the report was written to --out and/or the results file to --results, the tables printed
-  1  a dependency is missing: run `make setup` (for --cluster: pip install '.[cluster]')
+  1  a dependency is missing: reinstall the project (`pip install .` from its checkout, `make setup`
+     in the repository; for --cluster: pip install '.[cluster]')
   2  bad input: a file, schema, task or cassette that does not load (the message names the
      file, the line or case, and the fix), a replay that does not match its cassette, a task
      that raised, or a Dask scheduler that does not answer; nothing was written
+  141  standard output was closed early (`score ... | head`): the command stopped quietly
 """
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1
 EXIT_BAD_INPUT = 2
+EXIT_BROKEN_PIPE = 128 + 13  # killed by SIGPIPE, as `cat` or `grep` report it
 MODE_VARIABLE = "EVAL_NOTEBOOKS_MODE"  # helpers.mode.ENV_VAR, which tests set to replay
 
 
@@ -83,7 +87,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
     """Run the command; returns the exit code."""
-    out = out or sys.stdout
+    try:
+        return _main(argv, out or sys.stdout)
+    except BrokenPipeError:
+        # `score ... | head` closed the pipe: stop quietly, as Unix tools do, and point stdout at
+        # /dev/null so Python's own flush at exit does not raise the same error again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv: list[str] | None, out: TextIO) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -100,14 +113,15 @@ def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
         print(f"{exc}. Nothing was written.", file=out)
         return EXIT_BAD_INPUT
     except ImportError as exc:
-        print(f"Missing dependency: {exc.name or exc}. Install the project with `make setup`.", file=out)
+        print(f"Missing dependency: {exc.name or exc}. {REINSTALL}", file=out)
         return EXIT_MISSING_DEPENDENCY
     except scale.engine_errors() as exc:
         print(f"{exc}. Nothing was written.", file=out)
         return EXIT_MISSING_DEPENDENCY if exc.missing else EXIT_BAD_INPUT
     if report is not None:  # None: scored to --results only, whose summary is printed
         print_report(report, out)
-        print(f"Saved the report to {args.out}.", file=out)
+        if args.out is not None:
+            print(f"Saved the report to {args.out}.", file=out)
     if args.failures:
         print_failures(report, args, out)
     return EXIT_OK
@@ -177,7 +191,7 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
     else:
         report = score_task_sync(cases, task, evaluator)  # the one scoring step
         if task.problems:
-            raise BadInput(f"The {mode} run did not complete: " + " ".join(task.problems))
+            raise BadInput(f"The {mode} run did not complete: " + said_once(task.problems, [c.name for c in cases]))
     if args.results is not None:
         scale.write_results(report, args, out)
     if args.out is not None:
@@ -195,7 +209,7 @@ def agent_task(
     from helpers.exchanges.recording import output_problem
     from helpers.record import record_command
 
-    problems: list[str] = []
+    problems: list[tuple[str, str]] = []  # (case name, what went wrong)
     if mode == "live":
         from helpers.exchanges.recording import RecordingModel
         from helpers.services.models import describe_live
@@ -222,21 +236,34 @@ def agent_task(
             # The harness would score the case 0 and carry on; a report that hides a broken cassette
             # or a failing task behind a low score is worse than none, so the command refuses it.
             cause = _replay_problem(exc)
-            problems.append(f"case {case.name!r}: {cause or f'the task raised {type(exc).__name__}: {exc}'}")
+            problems.append((case.name, cause or f"the task raised {type(exc).__name__}: {exc}"))
             raise
         problem = output_problem(output, schema)
         if problem is not None:  # an AgentResult or a str would be scored, then fail to save
-            problems.append(f"case {case.name!r}: the task {problem}.")
+            problems.append((case.name, f"the task {problem}."))
             return {"output": None}
         if hasattr(model, "check_finished"):
             try:
                 model.check_finished()
             except Exception as exc:
-                problems.append(f"case {case.name!r}: {exc}")
+                problems.append((case.name, str(exc)))
         return {"output": output}
 
     task.problems = problems  # type: ignore[attr-defined]
     return task
+
+
+def said_once(problems: list[tuple[str, str]], order: list[str]) -> str:
+    """Each distinct problem once, with the cases it hit in case order: one task bug is one message."""
+    cases: dict[str, list[str]] = {}
+    for name, problem in sorted(problems, key=lambda item: order.index(item[0]) if item[0] in order else len(order)):
+        cases.setdefault(problem, []).append(name)
+    parts = []
+    for problem, names in cases.items():
+        shown = ", ".join(repr(name) for name in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        where = f"case {names[0]!r}" if len(names) == 1 else f"{len(names)} cases ({shown})"
+        parts.append(f"{where}: {problem.rstrip('.')}.")
+    return " ".join(parts)
 
 
 def _replay_problem(exc: BaseException) -> str | None:

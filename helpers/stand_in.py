@@ -52,7 +52,9 @@ def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
     try:
         stand_in = build(args)
     except ImportError as exc:
-        print(f"Missing dependency: {exc.name or exc}. Install the project with `make setup`.", file=out)
+        from helpers.record import REINSTALL
+
+        print(f"Missing dependency: {exc.name or exc}. {REINSTALL}", file=out)
         return 1
     except (ValueError, OSError) as exc:
         print(f"{exc}. The stand-in did not start.", file=out)

@@ -78,3 +78,31 @@ def test_the_check_catches_an_unshown_number():
     assert is_shown("0.754", shown(notebook))
     assert not is_shown("0.76", shown(notebook))
     assert is_shown("75.4%", shown(notebook))
+
+
+# A stated reading time is a claim too: every word a reader reads (prose, code, printed output) at
+# a careful eighty words a minute, which each notebook's first cell says it assumes.
+CAREFUL_WORDS_PER_MINUTE = 80
+STATED_MINUTES = {"about half an hour": 30, "about forty-five minutes": 45, "about fifty minutes": 50}
+
+
+def words_read(notebook) -> int:
+    parts = []
+    for cell in notebook.cells:
+        parts.append(cell.source)
+        for output in cell.get("outputs", []):
+            parts.append(output.get("text", "") or output.get("data", {}).get("text/plain", ""))
+    return len("\n".join(parts).split())
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_a_stated_reading_time_matches_a_careful_read(path):
+    notebook = nbformat.read(path, as_version=4)
+    first = " ".join(notebook.cells[0].source.split())
+    stated = [minutes for phrase, minutes in STATED_MINUTES.items() if phrase in first]
+    if "minute" in first or "hour" in first:
+        assert stated, f"{path.name}: a reading time not in {list(STATED_MINUTES)}"
+        assert "eighty words a minute" in first
+    for minutes in stated:
+        measured = words_read(notebook) / CAREFUL_WORDS_PER_MINUTE
+        assert abs(measured - minutes) <= 0.15 * minutes, f"{path.name}: states {minutes} min, reads in {measured:.0f}"

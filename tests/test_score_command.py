@@ -382,7 +382,7 @@ def test_a_task_returning_something_other_than_the_structured_output_exits_2_bef
         "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
     )
     assert code == 2, printed
-    assert f"case 'po-1': {message}" in printed and "return result.structured_output from the task" in printed
+    assert "'po-1'" in printed and message in printed and "return result.structured_output from the task" in printed
     assert "Nothing was written." in printed and not (project / "run.json").exists()
 
 
@@ -393,3 +393,50 @@ def test_live_mode_without_credentials_exits_2_before_any_call(project, monkeypa
     )
     assert code == 2 and "--mode live: no AWS credentials found" in printed and "AWS_PROFILE" in printed
     assert not (project / "run.json").exists()
+
+
+def test_a_report_saved_under_any_name_loads_back(project):
+    code, printed = run_score(*from_predictions("runs/predicted.report"))
+    assert code == 0, printed
+    report = load_report(project / "runs" / "predicted.report")
+    assert [row["case"] for row in report.per_case()] == ["po-1", "po-2", "po-3"]
+
+
+def test_results_alone_says_where_the_results_went_and_names_no_report(project):
+    assert run_record(answers_from(TRUTH))[0] == 0
+    replay = ["--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes"]
+    code, printed = run_score(*replay, "--results", "run.results.jsonl")
+    assert code == 0, printed
+    assert "None" not in printed and "Saved the report" not in printed
+    assert (project / "run.results.jsonl").stat().st_mode & 0o777 == (project / "cases.jsonl").stat().st_mode & 0o777
+
+
+def test_one_task_bug_is_said_once_with_the_cases_it_hit(project):
+    assert run_record(answers_from(TRUTH))[0] == 0
+    (project / "po_task.py").write_text("def task(case, model):\n    raise KeyError('layout')\n", encoding="utf-8")
+    del sys.modules["po_task"]
+    code, printed = run_score(
+        "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
+    )
+    assert code == 2 and not (project / "run.json").exists()
+    assert printed.count("the task raised KeyError") == 1
+    assert "3 cases ('po-1', 'po-2', 'po-3'): the task raised KeyError: 'layout'." in printed
+
+
+def test_said_once_caps_the_names_and_keeps_distinct_problems_apart():
+    problems = [(f"c{i}", "the task raised X") for i in (5, 1, 4, 2, 3)] + [("c9", "cassette c9 does not match")]
+    order = [f"c{i}" for i in range(10)]
+    assert score.said_once(problems, order) == (
+        "5 cases ('c1', 'c2', 'c3' and 2 more): the task raised X. case 'c9': cassette c9 does not match."
+    )
+
+
+def test_a_closed_pipe_ends_quietly_as_unix_tools_do(project):
+    args = [sys.executable, "-u", "-m", "helpers.score", *from_predictions("runs/piped.json")]
+    with subprocess.Popen(args, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        process.stdout.readline()  # `head -1`: one line, then the reader is gone
+        process.stdout.close()
+        stderr = process.stderr.read().decode()
+        code = process.wait(timeout=120)
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+    assert code == score.EXIT_BROKEN_PIPE == 141

@@ -4,12 +4,16 @@ import pandas as pd
 import pytest
 import stickler
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from strands_evals.evaluators import StructuredOutputSimilarity
 
 from helpers.examples.invoices import Invoice, reference_cases
 from helpers.render.charts import case_scores_chart, field_f1_chart
 from helpers.render.tables import (
+    KEYS_NOTE,
+    SCORE_COLOURS,
+    STICKLER_KEYS,
     comparison_frame,
     comparison_table,
     explain_frame,
@@ -158,6 +162,40 @@ def test_charts_are_figures_with_one_bar_per_row():
     grouped = case_scores_chart({"A": {"x": 1.0, "y": 0.5}, "B": {"x": 0.0, "y": 1.0}})
     heights = [bar.get_height() for bar in grouped.axes[0].patches]
     assert heights == [1.0, 0.5, 0.0, 1.0]
+
+
+def test_each_bar_shows_its_value_so_a_zero_bar_is_visible_and_the_pass_line_is_drawn():
+    chart = case_scores_chart({"A": {"x": 1.0, "y": 0.0}}, pass_score=0.7)
+    axes = chart.axes[0]
+    assert [text.get_text() for text in axes.texts] == ["1.00", "0.00"]
+    (line,) = [line for line in axes.get_lines() if line.get_label() == "pass at score >= 0.7"]
+    assert set(line.get_ydata()) == {0.7}
+    assert "pass at score >= 0.7" in [text.get_text() for text in axes.get_legend().get_texts()]
+    assert not any(
+        line.get_label() == "pass at score >= 0.7" for line in case_scores_chart({"A": {"x": 1}}).axes[0].lines
+    )
+
+
+def test_an_evaluator_keeps_its_colour_whatever_its_place_and_the_palette_is_okabe_ito():
+    def colours(scores):
+        chart = case_scores_chart(scores)
+        return {bar.get_label(): to_hex(bar.patches[0].get_facecolor()) for bar in chart.axes[0].containers}
+
+    first = colours({"StructuredOutputSimilarity": {"x": 1.0}, "Equals": {"x": 0.0}})
+    second = colours({"FuzzyEquals (1%)": {"x": 1.0}, "StructuredOutputSimilarity(FccInvoice)": {"x": 0.5}})
+    assert first["StructuredOutputSimilarity"] == second["StructuredOutputSimilarity(FccInvoice)"] == "#0072b2"
+    assert (first["Equals"], second["FuzzyEquals (1%)"]) == ("#e69f00", "#009e73")
+    others = colours({"inferred": {"x": 1.0}, "tuned": {"x": 1.0}})
+    assert len(set(others.values())) == 2 and not set(others.values()) & set(first.values())
+    assert SCORE_COLOURS == "cividis"
+
+
+def test_the_field_table_names_sticklers_own_keys_for_its_columns():
+    table = field_metrics_table(FIELD_METRICS, table_id="keys")
+    assert repr(table).splitlines()[-1] == KEYS_NOTE
+    assert "cm_precision, cm_recall, cm_f1" in KEYS_NOTE and KEYS_NOTE in table._repr_html_()
+    for column, key in STICKLER_KEYS.items():
+        assert table.frame.loc["invoice_date", column] == FIELD_METRICS["invoice_date"][key]
 
 
 def test_missing_values_are_left_blank_not_painted():

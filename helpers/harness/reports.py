@@ -8,6 +8,7 @@ as ISO strings. That JSON is the one saved-report format every helper here reads
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from strands_evals.evaluators import StructuredOutputReport
@@ -25,6 +26,8 @@ def save_report(report: StructuredOutputReport, path: Path | str) -> Path:
 def load_report(path: Path | str) -> StructuredOutputReport:
     """Read a saved report back as a `StructuredOutputReport`, so `metrics()` and `per_case()` work.
 
+    Any file name is read, as `save_report` writes any.
+
     Raises:
         FileNotFoundError: If there is no file at `path`.
         ValueError: If the file is not a saved report.
@@ -33,7 +36,9 @@ def load_report(path: Path | str) -> StructuredOutputReport:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no saved report here; write one with helpers.harness.reports.save_report")
     try:
-        return StructuredOutputReport.from_file(str(path))
+        # What `from_file` does after refusing any name not ending in .json: `score --out run.report`
+        # writes this same JSON, and the name is the user's to choose.
+        return StructuredOutputReport.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except Exception as exc:  # pydantic, json and key errors all mean the same thing here
         raise ValueError(
             f"{path}: not a saved StructuredOutputReport ({type(exc).__name__}: {exc}); "

@@ -4,6 +4,11 @@ A command run from a user's project folder must find `my_schema.py` there, as `p
 whether it was started as `python -m helpers.score` or as the `eval-score` console script (which
 does not put the working directory on the import path). The working directory is searched for the
 top-level module only during that one import; nothing is added to `sys.path`.
+
+This package is named `helpers`, a name users give their own modules too. A user's `helpers.py`
+(or `helpers/`) beside their schema is found by their `python -c 'import helpers'` but not by their
+schema when a command imports it, since this package already holds the name; every refusal caused
+by that says so and names the fix.
 """
 
 from __future__ import annotations
@@ -40,25 +45,61 @@ def import_object(spec: str, *, option: str = "--schema", directory: Path | str 
     directory = Path(directory) if directory is not None else Path.cwd()
     try:
         module = _import_module(module_name, directory)
-    except ModuleNotFoundError as exc:
-        raise SchemaError(
-            f"{option} {spec!r}: no module named {exc.name!r} in {directory} or the installed packages; "
-            "run the command from the folder holding the module, or install the package that provides it"
-        ) from exc
     except (Exception, SystemExit) as exc:  # a SyntaxError, a sys.exit() or any error while the module runs
-        raise SchemaError(
-            f"{option} {spec!r}: the module {module_name!r} failed to import ({type(exc).__name__}: {exc}); "
-            "fix the module so that `python -c 'import " + module_name + "'` works from this folder"
-        ) from exc
+        clash = name_clash(directory)
+        if clash is not None and _about_helpers(exc, module_name):
+            raise SchemaError(f"{option} {spec!r}: {clash}") from exc
+        raise _import_refusal(spec, option, module_name, directory, exc) from exc
     value: Any = module
     for part in attribute.split("."):
         if not hasattr(value, part):
+            clash = name_clash(directory) if module_name.split(".")[0] == "helpers" else None
             raise SchemaError(
-                f"{option} {spec!r}: the module {module_name!r} ({getattr(module, '__file__', '?')}) "
-                f"defines no {attribute!r}; check the name after the colon"
+                f"{option} {spec!r}: "
+                + (
+                    clash
+                    or f"the module {module_name!r} ({getattr(module, '__file__', '?')}) "
+                    f"defines no {attribute!r}; check the name after the colon"
+                )
             )
         value = getattr(value, part)
     return value
+
+
+def name_clash(directory: Path | str | None = None) -> str | None:
+    """What to do about a `helpers.py` or `helpers/` in `directory` that is not this package, else None."""
+    directory = Path(directory) if directory is not None else Path.cwd()
+    ours = Path(__file__).resolve().parents[1]
+    for found in (directory / "helpers.py", directory / "helpers"):
+        if found.exists() and found.resolve() != ours:
+            return (
+                f"{found} shares its name with this project's `helpers` package, and the package wins: "
+                "`import helpers` in your schema or task gets the package, not your module. Rename your module "
+                "(for example to my_helpers.py) and the imports of it"
+            )
+    return None
+
+
+def _about_helpers(exc: BaseException, module_name: str) -> bool:
+    """Whether a failed import involved the name `helpers` (the user's module or this package)."""
+    if module_name.split(".")[0] == "helpers":
+        return True
+    if isinstance(exc, ImportError) and (exc.name or "").split(".")[0] == "helpers":
+        return True
+    return isinstance(exc, AttributeError) and getattr(getattr(exc, "obj", None), "__name__", "") == "helpers"
+
+
+def _import_refusal(spec: str, option: str, module_name: str, directory: Path, exc: BaseException) -> SchemaError:
+    """The refusal for a module that does not import: not found, or failed while it ran."""
+    if isinstance(exc, ModuleNotFoundError):
+        return SchemaError(
+            f"{option} {spec!r}: no module named {exc.name!r} in {directory} or the installed packages; "
+            "run the command from the folder holding the module, or install the package that provides it"
+        )
+    return SchemaError(  # a SyntaxError, a sys.exit() or any error raised while the user's module runs
+        f"{option} {spec!r}: the module {module_name!r} failed to import ({type(exc).__name__}: {exc}); "
+        "fix the module so that `python -c 'import " + module_name + "'` works from this folder"
+    )
 
 
 def load_schema(spec: str, *, directory: Path | str | None = None) -> type[BaseModel]:

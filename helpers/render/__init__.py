@@ -1,1 +1,15 @@
-"""Rendering: pandas tables with fixed Styler ids, matplotlib charts, text reports."""
+"""Rendering: pandas tables with fixed Styler ids, matplotlib charts, text reports.
+
+`text` needs only the standard library (the commands print with it); charts, styled tables and
+the report page need matplotlib and jinja2, which come with the `notebooks` and `report` extras,
+so a slim install that only scores and compares never imports them.
+"""
+
+
+def extra_missing(exc: ImportError, extra: str = "notebooks", what: str = "charts and styled tables") -> ImportError:
+    """The error for a library of an extra that is not installed, naming the install line."""
+    return ModuleNotFoundError(
+        f"{exc}: {what} come with the {extra} extra, `pip install '.[{extra}]'` from the project's checkout "
+        "(`make setup` in the repository installs it)",
+        name=exc.name,
+    )

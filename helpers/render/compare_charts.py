@@ -10,14 +10,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from helpers.compare.bootstrap import IMPROVED, NO_CLEAR_CHANGE, REGRESSED
+from helpers.render import extra_missing
+
+try:
+    from matplotlib.figure import Figure
+except ImportError as exc:
+    raise extra_missing(exc) from exc
 
 if TYPE_CHECKING:
     from helpers.compare.runs import Comparison
 
-VERDICT_COLOURS = {IMPROVED: "tab:green", REGRESSED: "tab:red", NO_CLEAR_CHANGE: "tab:gray"}
+# Okabe-Ito blue and vermillion, not green and red: a reader with red-green colour blindness tells them apart.
+VERDICT_COLOURS = {IMPROVED: "#0072B2", REGRESSED: "#D55E00", NO_CLEAR_CHANGE: "#999999"}
 
 
 def interval_chart(
@@ -50,7 +56,7 @@ def interval_chart(
     for verdict, colour in VERDICT_COLOURS.items():
         if verdict in set(rows["verdict"]):
             axes.plot([], [], "o-", color=colour, label=verdict)
-    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     figure.tight_layout()
     return figure
 

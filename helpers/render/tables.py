@@ -3,7 +3,8 @@
 Every function returns a `Table`: the plain `DataFrame` (for code and tests) and a styled
 view (for the notebook). The styled view has a fixed id, so its HTML is the same on every
 run and a stored notebook output can be compared with a fresh one. Colour encodes a score
-or an F1 on one red-to-green scale, so a weak field stands out at a glance.
+or an F1 on one scale, cividis (dark blue at 0 to yellow at 1), which readers with any form of
+colour blindness see as the same ordered scale, so a weak field stands out at a glance.
 """
 
 from __future__ import annotations
@@ -13,12 +14,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from pandas.io.formats.style import Styler
 
+from helpers.render import extra_missing
 from helpers.render.non_matches import COLUMNS, non_match_rows
 from helpers.render.text import DECIMALS, format_number
 
-SCORE_COLOURS = "RdYlGn"
+try:
+    from pandas.io.formats.style import Styler  # needs jinja2
+except ImportError as exc:
+    raise extra_missing(exc) from exc
+
+SCORE_COLOURS = "cividis"
+# The field table's short column names and the keys stickler gives them in `field_metrics[path]`.
+STICKLER_KEYS = {"precision": "cm_precision", "recall": "cm_recall", "f1": "cm_f1"}
+KEYS_NOTE = 'precision, recall, f1: stickler\'s cm_precision, cm_recall, cm_f1, as in field_metrics[path]["cm_f1"]'
 FIELD_METRIC_COLUMNS = ["tp", "fn", "fa", "fd", "tn", "precision", "recall", "f1", "mean_score"]
 
 
@@ -33,17 +42,19 @@ class Table:
     frame: pd.DataFrame
     styler: Styler
     count_rows: tuple[str, ...] = ()  # rows that hold counts, printed as whole numbers
+    note: str = ""  # printed under the text table; the styled view shows it as its caption
 
     def _repr_html_(self) -> str:
         return self.styler.to_html()
 
     def __repr__(self) -> str:
+        note = f"\n{self.note}" if self.note else ""
         if not self.count_rows:
-            return self.frame.to_string(float_format=format_number, na_rep="")
+            return self.frame.to_string(float_format=format_number, na_rep="") + note
         text = self.frame.map(lambda value: "" if pd.isna(value) else format_number(value)).astype(object)
         for row in self.count_rows:
             text.loc[row] = self.frame.loc[row].map(lambda value: f"{value:.0f}")
-        return text.to_string()
+        return text.to_string() + note
 
 
 def styled(frame: pd.DataFrame, table_id: str, *, colour: Iterable[str] = (), caption: str = "") -> Table:
@@ -56,7 +67,7 @@ def styled(frame: pd.DataFrame, table_id: str, *, colour: Iterable[str] = (), ca
         styler = styler.map(lambda value: "background-color: transparent" if pd.isna(value) else None, subset=columns)
     if caption:
         styler = styler.set_caption(caption)
-    return Table(frame, styler)
+    return Table(frame, styler, note=caption)
 
 
 def field_metrics_frame(field_metrics: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
@@ -72,9 +83,7 @@ def field_metrics_frame(field_metrics: Mapping[str, Mapping[str, Any]]) -> pd.Da
             "fa": counts.get("fa", 0),
             "fd": counts.get("fd", 0),
             "tn": counts.get("tn"),
-            "precision": counts.get("cm_precision"),
-            "recall": counts.get("cm_recall"),
-            "f1": counts.get("cm_f1"),
+            **{column: counts.get(key) for column, key in STICKLER_KEYS.items()},
             "mean_score": counts.get("mean_score"),
         }
         for path, counts in field_metrics.items()
@@ -87,8 +96,9 @@ def field_metrics_frame(field_metrics: Mapping[str, Mapping[str, Any]]) -> pd.Da
 
 
 def field_metrics_table(field_metrics: Mapping[str, Mapping[str, Any]], table_id: str = "field-metrics") -> Table:
-    """The per-field confusion matrix as a styled table, coloured by F1."""
-    return styled(field_metrics_frame(field_metrics), table_id, colour=["precision", "recall", "f1", "mean_score"])
+    """The per-field confusion matrix as a styled table, coloured by score; its note names stickler's keys."""
+    colour = [*STICKLER_KEYS, "mean_score"]
+    return styled(field_metrics_frame(field_metrics), table_id, colour=colour, caption=KEYS_NOTE)
 
 
 def weakest_fields(field_scores: Mapping[str, float], limit: int = 3) -> str:

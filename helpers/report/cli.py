@@ -125,9 +125,14 @@ def _spec(args: argparse.Namespace) -> object | None:
 
 def _write(args: argparse.Namespace, gates: list, out: Path) -> int:
     from helpers.files import switch_files
-    from helpers.report.content import build
-    from helpers.report.page import render
-    from helpers.report.summary import summary
+    from helpers.render import extra_missing
+
+    try:
+        from helpers.report.content import build
+        from helpers.report.page import render
+        from helpers.report.summary import summary
+    except ImportError as exc:  # a slim install: the page's chart and template are the report extra
+        raise extra_missing(exc, "report", "the report page's chart and template") from exc
 
     content = build(
         args.run, old_path=args.against, gates=gates, spec=_spec(args), resamples=args.resamples, seed=args.seed

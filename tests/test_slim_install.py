@@ -1,0 +1,110 @@
+"""The commands run on the slim install, and a user's own `helpers` module is named as the clash it is.
+
+`pip install .` brings the scoring libraries only; JupyterLab, the kernel, matplotlib and jinja2
+come with the `notebooks` extra. The commands must therefore never import them, and the modules
+that need them must say which extra to install.
+"""
+
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.files import REPO_ROOT
+from helpers.harness.schema import SchemaError, load_schema
+
+SAMPLE = REPO_ROOT / "examples" / "your_own_agent"
+NOTEBOOK_LIBRARIES = ("matplotlib", "jinja2", "IPython", "ipykernel", "jupyterlab", "jupyter_server")
+SCRIPTS = Path(sys.executable).parent
+
+pytestmark = pytest.mark.usefixtures("no_network")
+
+# Scores the sample both ways and compares the two runs in one process, then names every library of
+# the notebooks extra that got imported on the way.
+COMMANDS = f"""
+import sys
+from helpers import score
+from helpers.compare.cli import main as compare
+base = ["--schema", "purchase_order:PurchaseOrder", "--cases", "cases.jsonl"]
+assert score.main([*base, "--task", "extract:task", "--cassettes", "cassettes", "--out", "old.json"]) == 0
+assert score.main([*base, "--predictions", "predictions_v2.jsonl", "--results", "new.results.jsonl"]) == 0
+assert compare(["old.json", "new.results.jsonl", "--gate", "overall >= 0.9"]) == 0
+print("IMPORTED", sorted(name for name in {NOTEBOOK_LIBRARIES!r} if name in sys.modules))
+"""
+
+
+def run(args, cwd):
+    env = {**os.environ, "EVAL_NOTEBOOKS_MODE": "replay"}
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_score_and_compare_import_no_library_of_the_notebooks_extra(tmp_path):
+    project = shutil.copytree(SAMPLE, tmp_path / "project", ignore=shutil.ignore_patterns("__pycache__", "runs"))
+    done = run([sys.executable, "-c", COMMANDS], project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "IMPORTED []" in done.stdout
+
+
+@pytest.mark.parametrize(("library", "module"), [("matplotlib", "charts"), ("jinja2", "tables")])
+def test_a_chart_or_styled_table_without_the_extra_names_the_install_line(monkeypatch, library, module):
+    monkeypatch.setitem(sys.modules, library, None)  # what an absent library looks like to import
+    for name in ("helpers.render.charts", "helpers.render.tables", "pandas.io.formats.style"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    with pytest.raises(ModuleNotFoundError, match=r"notebooks extra, `pip install '\.\[notebooks\]'`"):
+        importlib.import_module(f"helpers.render.{module}")
+
+
+@pytest.fixture
+def clashing_folder(tmp_path, monkeypatch):
+    """A user's folder with its own `helpers.py`, and a schema that imports it."""
+    (tmp_path / "helpers.py").write_text("def clean(text):\n    return text.strip()\n", encoding="utf-8")
+    (tmp_path / "my_schema.py").write_text(
+        "from pydantic import BaseModel\nfrom helpers import clean\nclass Doc(BaseModel):\n    title: str\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "cases.jsonl").write_text('{"name": "a", "input": "x", "expected_output": {"title": "x"}}\n', "utf-8")
+    (tmp_path / "preds.jsonl").write_text('{"name": "a", "output": {"title": "x"}}\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "my_schema", raising=False)
+    return tmp_path
+
+
+def test_a_schema_importing_the_users_own_helpers_is_refused_naming_the_clash(clashing_folder):
+    for spec in ("my_schema:Doc", "helpers:Doc"):
+        with pytest.raises(SchemaError) as caught:
+            load_schema(spec)
+        message = str(caught.value)
+        assert f"{clashing_folder / 'helpers.py'} shares its name with this project's `helpers` package" in message
+        assert "Rename your module (for example to my_helpers.py)" in message
+
+
+def test_a_users_helpers_package_is_named_too(tmp_path, monkeypatch):
+    (tmp_path / "helpers").mkdir()
+    (tmp_path / "helpers" / "text.py").write_text("X = 1\n", encoding="utf-8")
+    (tmp_path / "schema2.py").write_text("import helpers.text\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "schema2", raising=False)
+    with pytest.raises(SchemaError, match=r"helpers shares its name with this project's `helpers` package"):
+        load_schema("schema2:Doc")
+
+
+def test_without_a_clash_the_refusals_stay_as_they_were(tmp_path, monkeypatch):
+    (tmp_path / "schema3.py").write_text("from helpers import nothing_here\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "schema3", raising=False)
+    with pytest.raises(SchemaError, match=r"failed to import \(ImportError: cannot import name 'nothing_here'"):
+        load_schema("schema3:Doc")
+
+
+def test_from_that_folder_python_m_finds_the_users_module_and_the_console_script_says_what_to_do(clashing_folder):
+    shadowed = run([sys.executable, "-m", "helpers.score", "--help"], clashing_folder)
+    assert shadowed.returncode != 0 and "__path__ attribute not found on 'helpers'" in shadowed.stderr
+    assert run([SCRIPTS / "eval-score", "--help"], clashing_folder).returncode == 0
+    args = ["--schema", "my_schema:Doc", "--cases", "cases.jsonl", "--predictions", "preds.jsonl", "--out", "r.json"]
+    refused = run([SCRIPTS / "eval-score", *args], clashing_folder)
+    assert refused.returncode == 2 and "shares its name with this project's `helpers` package" in refused.stdout
+    assert not (clashing_folder / "r.json").exists()
