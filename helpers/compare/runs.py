@@ -158,13 +158,14 @@ def _check_same_fields(old: Run, new: Run, cases: Sequence[str]) -> None:
     A schema is known by the top-level fields each document's comparison recorded (see
     `helpers.compare.reading.schema_fields`), gathered per class name over the paired cases.
     """
-    fields: dict[str, tuple[set[str], set[str]]] = {}
-    for name in cases:
+    distinct: dict[str, tuple[set[frozenset[str]], set[frozenset[str]]]] = {}
+    for name in cases:  # a run shares one frozenset per schema, so these sets stay tiny
         before, after = old.documents[name], new.documents[name]
-        seen = fields.setdefault(before.schema, (set(), set()))
-        seen[0].update(before.fields)
-        seen[1].update(after.fields)
-    for schema, (before, after) in fields.items():
+        seen = distinct.setdefault(before.schema, (set(), set()))
+        seen[0].add(before.fields)
+        seen[1].add(after.fields)
+    for schema, sides in distinct.items():
+        before, after = (set().union(*found) for found in sides)
         if before and after and before != after:
             raise CompareError(
                 f"{old.source} and {new.source} were scored against different schemas that are both named "

@@ -131,6 +131,7 @@ class StandIn:
                 self.send_response(200)
                 self.send_header("Content-Type", "application/vnd.amazon.eventstream")
                 self.send_header("Transfer-Encoding", "chunked")
+                self.send_header("Connection", "close")  # one request per connection: never a stale pooled one
                 self.end_headers()
                 for message in messages:  # one HTTP chunk per message, as a live stream arrives
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(message), message))

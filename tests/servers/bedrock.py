@@ -115,6 +115,7 @@ class BedrockServer(LocalServer):
                     self.send_header("Content-Type", "application/json")
                     self.send_header("x-amzn-ErrorType", f"{error_type}:http://internal.amazon.com/coral/")
                     self.send_header("Content-Length", str(len(data)))
+                    self.send_header("Connection", "close")
                     self.end_headers()
                     self.wfile.write(data)
                     return
@@ -123,6 +124,7 @@ class BedrockServer(LocalServer):
                 self.send_response(200)
                 self.send_header("Content-Type", "application/vnd.amazon.eventstream")
                 self.send_header("Transfer-Encoding", "chunked")
+                self.send_header("Connection", "close")  # one request per connection: never a stale pooled one
                 self.end_headers()
                 for message in step[1]:  # one HTTP chunk per message, as a live stream arrives
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(message), message))
