@@ -377,7 +377,7 @@ _ROW_LINE = re.compile(
     rf'"field_scores":{{(?:{_STRING}:{_FLOAT}(?:,{_STRING}:{_FLOAT})*)?}},"overall":{_COUNTS},'
     rf'"counts":{{(?:{_STRING}:{_COUNTS}(?:,{_STRING}:{_COUNTS})*)?}},'
     rf'"failures":{{(?:{_STRING}:{{(?:{_STRING}:-?{_INT}(?:,{_STRING}:-?{_INT})*)?}}'
-    rf'(?:,{_STRING}:{{(?:{_STRING}:-?{_INT}(?:,{_STRING}:-?{_INT})*)?}})*)?}}}}\r?\n?'
+    rf"(?:,{_STRING}:{{(?:{_STRING}:-?{_INT}(?:,{_STRING}:-?{_INT})*)?}})*)?}}}}\r?\n?"
 )
 _TOP_KEYS = len(ResultRow.model_fields)
 
