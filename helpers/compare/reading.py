@@ -26,7 +26,6 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from operator import attrgetter
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -469,7 +468,6 @@ HEADER_BYTES = 1 << 16  # a results header is one short line; a saved report's f
 # (that module imports pydantic and stickler, and numpy with it); a test keeps the two equal.
 RESULTS_FORMAT = "structured-output-results"
 _NO_VALUES: Mapping[str, str] = MappingProxyType({})  # a results file holds no outputs; one empty map for all
-_in_order = attrgetter(*COUNTS)  # a results row's counts as a tuple in `COUNTS` order
 
 
 def is_results_file(path: Path | str) -> bool:
@@ -486,7 +484,7 @@ def is_results_file(path: Path | str) -> bool:
 def read_results_file(path: Path | str, source: str | None = None) -> Run:
     """Read a compact per-document results file for a comparison, one line at a time.
 
-    Rows are streamed by `helpers.harness.results.iter_results` (which refuses a bad header, a
+    Rows are streamed by `helpers.harness.results.iter_records` (which refuses a bad header, a
     line that does not validate and a repeated name); each is checked here as a saved report's
     case is (a printable name, a score in [0, 1], counts up to `MAX_COUNT`) and kept as a few
     numbers. The file holds no outputs, so the movers table shows no field values for it. A row
@@ -496,34 +494,35 @@ def read_results_file(path: Path | str, source: str | None = None) -> Run:
         FileNotFoundError: If there is no file at `path`.
         ValueError: A `ResultsError` or `CompareError` naming the file, the line or case, and the field.
     """
-    from helpers.harness.results import iter_results, read_header
+    from helpers.harness.results import iter_records, read_header
 
     path = Path(path)
     source = source or str(path)
     schema = read_header(path).schema_.rpartition(":")[2]
     builder = _Builder(source)
     shared = builder.shared
-    for row in iter_results(path):
-        name = check_name(row.name, f"{source}: a case")
-        where = f"{source}: case {name!r}"
-        if row.status in ("failed", "not_applicable"):
+    for row in iter_records(path):
+        name = check_name(row["name"], f"{source}: a case")
+        status = row["status"]
+        if status in ("failed", "not_applicable"):
             builder.put(name, None)
             continue
+        where = f"{source}: case {name!r}"
         counts = {}
-        for field_path, values in row.counts.items():
-            numbers = _in_order(values)  # whole numbers of at least 0: the row's own model checked that
+        for field_path, values in row["counts"].items():
+            numbers = tuple(map(values.__getitem__, COUNTS))  # whole numbers of at least 0: the row's model
             if max(numbers) > MAX_COUNT:
-                _check_counts(dict(zip(COUNTS, numbers, strict=True)), where, field_path)
+                _check_counts(values, where, field_path)
             counts[shared[field_path]] = shared[numbers]
-        unreadable = row.status == "unreadable"
+        unreadable = status == "unreadable"
         document = Document(
-            score=check_score(row.score, where),
+            score=check_score(row["score"], where),
             schema=schema,
             counts={} if unreadable else counts,
             expected=_NO_VALUES,
             actual=_NO_VALUES,
             unreadable=unreadable,
-            fields=frozenset() if unreadable else shared.fields(row.field_scores, counts),
+            fields=frozenset() if unreadable else shared.fields(row["field_scores"], counts),
         )
         builder.put(name, document)
     return builder.run()

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -206,9 +205,13 @@ class Sample:
         zero = (0,) * len(COUNTS)
         documents = [run.documents[name] for name in cases]
         width = len(COUNTS)
-        values = chain.from_iterable(document.counts.get(path, zero) for document in documents for path in paths)
-        matrix = np.fromiter(values, dtype=np.int64, count=len(documents) * len(paths) * width)
-        matrix = matrix.reshape(len(documents), len(paths) * width)
+        # A run holds few distinct count tuples: each is numbered once and the matrix is gathered
+        # from their table, instead of passing every count of every document through Python.
+        number: dict[tuple[int, ...], int] = {zero: 0}
+        rows = (document.counts.get(path, zero) for document in documents for path in paths)
+        picks = [number.setdefault(row, len(number)) for row in rows]
+        table = np.array(list(number), dtype=np.int64).reshape(len(number), width)
+        matrix = table[np.array(picks, dtype=np.intp)].reshape(len(documents), len(paths) * width)
         scores = np.array([document.score for document in documents], dtype=float)
         return cls(tuple(cases), scores, _by_path(matrix, paths), matrix)
 

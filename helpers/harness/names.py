@@ -21,6 +21,8 @@ def name_problem(name: object) -> str | None:
         return "the case has no name"
     if len(name) > MAX_NAME_CHARS:
         return f"the case name is {len(name)} characters long, more than {MAX_NAME_CHARS}"
+    if name.isprintable():  # the common case, in C; the loop below only finds the character to name
+        return None
     for char in name:
         if not char.isprintable():
             what = unicodedata.name(char, unicodedata.category(char))
