@@ -77,6 +77,22 @@ def test_command_writes_the_page_and_a_short_summary_and_exits_1_on_a_failed_gat
     assert "<svg" in html and html.count('<section class="doc">') == 4  # perfect and case-only have none
 
 
+def test_page_and_summary_say_how_gates_read_interval_ends(runs):
+    out = io.StringIO()
+    argv = [str(runs / "new.json"), "--against", str(runs / "old.json"), "--schema", SCHEMA, "--resamples", "200"]
+    argv += ["--gate", "low(delta(overall)) > -1", "--gate", "high(delta(total_amount.f1)) > -1"]
+    argv += ["--out", str(runs / "band.html"), "--summary", str(runs / "band.md")]
+    import contextlib
+
+    with contextlib.redirect_stdout(out):
+        code = main(argv)
+    assert code == EXIT_PASSED, out.getvalue()
+    line = "interval ends: joint 95% over 2 fields"
+    assert f"\n{line} " in (runs / "band.md").read_text(encoding="utf-8")
+    html = (runs / "band.html").read_text(encoding="utf-8")
+    assert re.search(rf'<p id="gates-intervals">{re.escape(line)} ', html)
+
+
 def test_the_page_embeds_each_document_diff_as_inert_json(compared):
     html = compared[1].read_text(encoding="utf-8")
     data = json.loads(re.search(r'<script id="document-data" type="application/json">(.*?)</script>', html, re.S)[1])

@@ -52,6 +52,7 @@ class Content:
     chart_svg: str | None = None
     gates_table: pd.DataFrame | None = None
     gates_failed: int = 0
+    gates_note: str = ""  # how the gates read interval ends (`interval ends: joint 95% over K fields`), if any do
     failures_table: pd.DataFrame | None = None
     failures_delta: pd.DataFrame | None = None
     repairs: pd.DataFrame | None = None
@@ -162,7 +163,7 @@ def build(
     content.documents, content.perfect = document_rows(new)
     if old_path is None:
         return content
-    from helpers.compare.gates import evaluate_gates, gates_table
+    from helpers.compare.gates import evaluate_gates, gates_table, interval_note
     from helpers.compare.runs import compare_runs
     from helpers.render.compare_charts import field_delta_chart
 
@@ -179,6 +180,7 @@ def build(
         results = evaluate_gates(gates, comparison)
         content.gates_table = gates_table(results)
         content.gates_failed = sum(not result.passed for result in results)
+        content.gates_note = interval_note(results, comparison.confidence)
     if old.failures is not None and new.failures is not None:
         content.failures_delta = failures_delta(old.failures, new.failures, labels)
     if old.report is not None and new.report is not None:

@@ -89,6 +89,7 @@ def render(content: Content, page_size: int = PAGE_SIZE) -> str:
         gates=content.gates_table,
         gates_passed=0 if content.gates_table is None else len(content.gates_table) - content.gates_failed,
         gates_failed=content.gates_failed,
+        gates_note=content.gates_note,
         failures=content.failures_table
         if content.failures_table is not None and not content.failures_table.empty
         else None,

@@ -35,6 +35,8 @@ def summary(content: Content, html_name: str) -> str:
             "",
             markdown_table(content.gates_table, 20),
         ]
+        if content.gates_note:
+            parts += ["", content.gates_note + "."]
     if content.failures_delta is not None and not content.failures_delta.empty:
         parts += ["", "### What got worse where", "", markdown_table(content.failures_delta)]
     if content.failures_table is not None and not content.failures_table.empty:
