@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -117,7 +118,11 @@ def test_a_dead_worker_of_a_local_cluster_fails_its_batch_without_a_stall(tmp_pa
     code, printed, seconds = score(tmp_path, monkeypatch, *extra)
     assert code == 0, printed
     assert "could not be scored, scored 0: case 'o4'" in printed and "KilledWorker" in printed
-    assert "scored 8 documents on a local Dask cluster of 2 workers; 2 could not be scored" in printed
+    # Dask hands each worker up to two batches; its death fails the one that killed it and may
+    # fail the one queued behind it, never a batch of the other worker.
+    lost = re.search(r"scored 8 documents on a local Dask cluster of 2 workers; (\d) could not be scored", printed)
+    assert lost is not None and lost.group(1) in {"2", "4"}, printed
+    assert json.loads((tmp_path / "r.json").read_text())["scores"].count(1.0) >= 4
     assert seconds < 60  # was a 300 s stall
 
 
