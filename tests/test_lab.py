@@ -150,6 +150,7 @@ def test_kernels_get_the_quiet_environment_but_keep_the_users_mode(session, tmp_
     client = BlockingKernelClient(connection_file=str(server.runtime / f"kernel-{kernel['id']}.json"))
     client.load_connection_file()
     client.start_channels()
+    client.hb_channel.time_to_dead = 30.0  # one missed 1 s heartbeat on a busy machine is not a dead kernel
     printed = []
     try:
         client.wait_for_ready(timeout=60)
