@@ -115,6 +115,9 @@ class WorkerPool(Executor):
                 worker.process.kill()
                 worker.process.join(1.0)
             worker.connection.close()
+        if not self._thread.is_alive():
+            self._wake_read.close()
+            self._wake_write.close()
 
     def _start(self) -> _Worker:
         parent, child = self._context.Pipe()
