@@ -129,7 +129,9 @@ def test_single_results_file_report_reads_the_schema_from_its_header(runs, capsy
         (["{runs}/missing.json"], "missing.json: no such file"),
         (["{runs}/new.json", "--against", "{runs}/old.json", "--gate", "overall >>= 1"], "overall >>= 1"),
         (["{runs}/new.json", "--schema", "no_such_module:Model", "--out", "{runs}/x.html"], "no_such_module"),
-        (["{runs}/new.json", "--out", "{runs}/new.json"], "would overwrite an input run"),
+        (["{runs}/new.json", "--out", "{runs}/new.json"], "is the same file as RUN"),
+        (["{runs}/new.json", "--out", "{runs}/x.html", "--summary", "{runs}/new.json"], "is the same file as RUN"),
+        (["{runs}/new.json", "--out", "{runs}"], "is a folder"),
     ],
 )
 def test_bad_input_exits_2_and_writes_nothing(runs, capsys, argv, message):

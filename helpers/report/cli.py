@@ -23,6 +23,7 @@ from pathlib import Path
 
 from helpers.compare.gates import GateError, parse_gate
 from helpers.compare.params import RESAMPLES, SEED, check_resamples, check_seed
+from helpers.outputs import OutputError, check_output, refuse_overlap
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -95,8 +96,13 @@ def _main(argv: Sequence[str] | None) -> int:
         if path is not None and not path.is_file():
             return _refuse(f"{option} {path}: no such file; pass a saved report or a compact results file")
     out = args.out or args.run.with_suffix(".html")
-    if out.resolve() in {path.resolve() for path in (args.run, args.against) if path is not None}:
-        return _refuse(f"--out {out} would overwrite an input run; name a new HTML file")
+    outputs = {"--out": out} | ({"--summary": args.summary} if args.summary is not None else {})
+    try:  # the checks every command makes of its outputs: no link, device or folder, and no input overwritten
+        for option, path in outputs.items():
+            check_output(path, option)
+        refuse_overlap(outputs, {"RUN": args.run, "--against": args.against})
+    except OutputError as exc:
+        return _refuse(exc)
     try:
         return _write(args, gates, out)
     except (OSError, ValueError, ImportError) as exc:  # a foreign or malformed file, a schema that does not load
