@@ -37,6 +37,7 @@ this module (checked the same way against stickler as shipped).
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -50,6 +51,7 @@ _MISSING = object()
 _state: dict[str, Any] = {"installed": False, "notified": False, "originals": None, "held": False}
 
 
+@functools.cache  # read once: install() asks on every scoring call, and the metadata is read from disk
 def installed_version() -> str | None:
     try:
         return version("stickler-eval")

@@ -16,6 +16,8 @@ import argparse
 import os
 from typing import Any, TextIO
 
+from helpers.scale.engine import BATCH_TIMEOUT  # the standard library only: --help stays quick
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the scale-out options to the score command's parser."""
@@ -36,9 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--batch-timeout",
         type=float,
-        default=300.0,
+        default=BATCH_TIMEOUT,
         metavar="SECONDS",
-        help="a batch still running after this long is scored 0, named, and its local worker replaced (default 300)",
+        help="a batch still running after this long is scored 0, named, and its local worker replaced "
+        f"(default {BATCH_TIMEOUT:g})",
     )
     group.add_argument(
         "--beyond-cores", action="store_true", help="allow more --workers than this machine has CPU cores"

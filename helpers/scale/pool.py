@@ -71,11 +71,6 @@ class WorkerPool(Executor):
         self._thread = threading.Thread(target=self._dispatch, name="worker-pool", daemon=True)
         self._thread.start()
 
-    @property
-    def ready(self) -> int:
-        """How many workers have started and imported what they need."""
-        return sum(worker.ready for worker in self._workers)
-
     def submit(self, fn, /, *args, **kwargs) -> Future:
         future: Future = Future()
         with self._lock:
