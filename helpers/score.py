@@ -152,9 +152,8 @@ def check_arguments(args: argparse.Namespace) -> str | None:
                     f"--cassettes {args.cassettes}: no such folder; record it with `python -m helpers.record` "
                     "(same --schema, --cases, --task and --cassettes)."
                 )
-    for option in ("--out", "--results"):
-        if getattr(args, option[2:]) is not None:
-            outputs.check_output(getattr(args, option[2:]), option)
+    for option, path in _outputs(args).items():
+        outputs.check_output(path, option)
     outputs.refuse_overlap(_outputs(args), {"--cases": args.cases, "--predictions": args.predictions})
     problem = scale.problem(args)
     if problem is not None:
@@ -256,7 +255,8 @@ def agent_task(
 def said_once(problems: list[tuple[str, str]], order: list[str]) -> str:
     """Each distinct problem once, with the cases it hit in case order: one task bug is one message."""
     cases: dict[str, list[str]] = {}
-    for name, problem in sorted(problems, key=lambda item: order.index(item[0]) if item[0] in order else len(order)):
+    position = {name: index for index, name in enumerate(order)}
+    for name, problem in sorted(problems, key=lambda item: position.get(item[0], len(order))):
         cases.setdefault(problem, []).append(name)
     parts = []
     for problem, names in cases.items():

@@ -12,6 +12,9 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
+# Where an answer says it came from a stand-in (`messageStop.additionalModelResponseFields`); the
+# recorder reads it. Kept here, not with the stand-in server, so recording never imports an HTTP server.
+STAND_IN_FIELD = "standIn"
 # Hosts that are the providers' own services; any other host is reported.
 _OWN_HOSTS = ("amazonaws.com", "api.openai.com", "api.anthropic.com", "generativelanguage.googleapis.com")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")

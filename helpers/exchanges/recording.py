@@ -40,9 +40,8 @@ from helpers.exchanges.fixtures import (
     prompt_sha256,
     save_exchange,
 )
-from helpers.exchanges.provenance import describe_model
+from helpers.exchanges.provenance import STAND_IN_FIELD, describe_model
 from helpers.exchanges.replay import AgentLoopModel, prompt_text
-from helpers.services.stand_in import STAND_IN_FIELD
 
 EXIT_OK = 0
 EXIT_MISSING_DEPENDENCY = 1

@@ -31,11 +31,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
+from helpers.exchanges.provenance import STAND_IN_FIELD
+
 STRING = 7  # the event-stream header value type for a UTF-8 string
 CHUNK = 23  # characters per streamed tool-input fragment, so fragments end mid-token as Bedrock's do
 MODEL_ID = "local-stand-in"
-# Where an answer says it came from a stand-in (`messageStop.additionalModelResponseFields`); the recorder reads it.
-STAND_IN_FIELD = "standIn"
 
 
 def encode_message(headers: dict[str, str], payload: bytes) -> bytes:
