@@ -161,13 +161,16 @@ def _compare(args: argparse.Namespace, gates: list) -> int:
     new = read_run_file(args.new)
     comparison = compare_runs(old, new, resamples=args.resamples, seed=args.seed, confidence=args.confidence)
     results = evaluate_gates(gates, comparison, intervals=args.intervals)
+    fields = comparison.field_table()  # once: on many paths each call re-draws evicted chunks of resampled sums
     if args.json is not None:
-        _save(args.json, comparison, results, args.intervals)
-    _show(report_text(comparison, results, top=args.top))
+        _save(args.json, comparison, results, args.intervals, fields)
+    _show(report_text(comparison, results, top=args.top, fields=fields))
     return EXIT_FAILED if any(not result.passed for result in results) else EXIT_PASSED
 
 
-def _save(output: Path, comparison: Comparison, results: Sequence[GateResult], intervals: str) -> None:
+def _save(
+    output: Path, comparison: Comparison, results: Sequence[GateResult], intervals: str, fields: pd.DataFrame
+) -> None:
     """The comparison's overall row, its per-field changes and the gate results, written in one step."""
     import json
 
@@ -184,7 +187,7 @@ def _save(output: Path, comparison: Comparison, results: Sequence[GateResult], i
         "confidence": comparison.confidence,
         "interval_mode": intervals,
         "overall": {"delta": overall.estimate, "low": overall.low, "high": overall.high, "verdict": overall.verdict},
-        "fields": comparison.field_table().to_dict(orient="records"),
+        "fields": fields.to_dict(orient="records"),
         "gates": gate_records(results, comparison.confidence),
     }
     try:
@@ -201,8 +204,10 @@ def _show(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush cannot fail again
 
 
-def report_text(comparison: Comparison, results: Sequence[GateResult], top: int = 5) -> str:
-    """Everything the command line prints, as plain text."""
+def report_text(
+    comparison: Comparison, results: Sequence[GateResult], top: int = 5, fields: pd.DataFrame | None = None
+) -> str:
+    """Everything the command line prints, as plain text (`fields`: the field table, if already computed)."""
     old_run, new_run = comparison.old_run, comparison.new_run
 
     def show(table: pd.DataFrame) -> str:
@@ -228,7 +233,7 @@ def report_text(comparison: Comparison, results: Sequence[GateResult], top: int 
         show(comparison.overall_table()),
         "",
         "Per field",
-        show(comparison.field_table()),
+        show(comparison.field_table() if fields is None else fields),
         "",
         f"Documents that moved most (top {top})",
         show(comparison.movers(limit=top)),
