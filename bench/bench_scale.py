@@ -25,7 +25,7 @@ minutes on 2 cores: 1:1000, 5:400, 20:1000, 50:120, small 20:100.
 
 Then, each in a fresh process: the start-up of a worker (the imports of `helpers.scale.batches`,
 with and without jsonschema's optional `rfc3987_syntax`) against `import pydantic, stickler`,
-and the peak resident memory of `python -m helpers.score` on 1,000 documents of 20 items to a
+and the peak resident memory of `python -m helpers.commands.score` on 1,000 documents of 20 items to a
 compact results file, in one process and with `--workers 2` (driver and largest worker).
 
 Exit code 1 if any report differs from the bare loop's scores or from one process's report.
@@ -173,7 +173,7 @@ def memory(documents: int, items: int) -> None:
         base = ["--schema", SCHEMA, "--cases", "cases.jsonl", "--predictions", "predictions.jsonl"]
         for label, extra in (("one process", []), ("--workers 2", ["--workers", "2", "--fan-out", "always"])):
             code = (
-                "import json, resource, sys\nfrom helpers.score import main\n"
+                "import json, resource, sys\nfrom helpers.commands.score import main\n"
                 f"main({[*base, '--results', 'run.jsonl', *extra]!r}, out=open('/dev/null', 'w'))\n"
                 "print(json.dumps([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
                 " resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))"

@@ -42,6 +42,8 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
+from helpers.errors import EvalError
+
 try:
     import fcntl
 except ImportError:  # Windows: no flock, so no leftover is ever judged dead and removed
@@ -59,11 +61,11 @@ _TOKEN = re.compile(r"[0-9]+-[0-9a-f]{8}")
 _STAGING_LOCK = ".staging.lock"
 
 
-class SwitchError(ValueError):
+class SwitchError(EvalError, ValueError):
     """The files handed to `switch_files` cannot be switched: nothing was written."""
 
 
-class WriteError(OSError):
+class WriteError(EvalError, OSError):
     """A file could not be written; what was at its path is as it was, and no temporary file is left."""
 
     def __init__(self, path: Path | str, exc: OSError):

@@ -21,13 +21,15 @@ import sys
 from json.decoder import scanstring
 from typing import Any
 
+from helpers.errors import EvalError
+
 _NUMBER = re.compile(r"(-?(?:0|[1-9]\d*))(\.\d+)?([eE][-+]?\d+)?")
 _SPACE = re.compile(r"[ \t\n\r]*")
 _CONSTANTS = ("NaN", "Infinity", "-Infinity")
 _LITERALS = ("true", "false", "null")
 
 
-class StrictJSONError(json.JSONDecodeError):
+class StrictJSONError(EvalError, json.JSONDecodeError):
     """JSON these files must not hold; `field` is the path to it, `problem` says what and how to fix it."""
 
     def __init__(self, problem: str, text: str, position: int, field: str | None = None):

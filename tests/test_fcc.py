@@ -498,7 +498,7 @@ def test_a_snapshot_that_selects_fewer_than_five_documents_is_refused(tmp_path):
 def test_the_general_score_command_replays_the_fcc_cassettes_to_the_notebook_numbers(tmp_path, no_network):
     import io
 
-    from helpers import score
+    from helpers.commands import score
     from walkthroughs.fcc.documents import CASES_PATH
 
     out = io.StringIO()

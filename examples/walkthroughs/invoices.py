@@ -24,6 +24,7 @@ from stickler import (
     StructuredModel,
 )
 
+from helpers.errors import EvalError
 from helpers.files import DATA_DIR as REPO_DATA_DIR
 
 DATA_DIR = REPO_DATA_DIR / "invoices"
@@ -162,7 +163,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {"Invoice": Invoice, "SparseInvoice": Spar
 _RECORD_KEYS = ("name", "broken", "ground_truth", "prediction")
 
 
-class CaseFileError(ValueError):
+class CaseFileError(EvalError, ValueError):
     """A case file is missing or malformed; the message names the file, record and field."""
 
 

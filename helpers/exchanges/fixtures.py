@@ -24,7 +24,7 @@ whether the recorded provider enforces structured output itself (Strands then ha
 output model and every tool on the structured-output retry); the replay claims the same, so the
 agent sends the same requests. `endpoint` is set when the provider was reached somewhere other
 than its own service (a local server, an endpoint override); `stand_in` when the answers came
-from a stand-in server that says so in its stream (`helpers.stand_in`), not from a model.
+from a stand-in server that says so in its stream (`helpers.commands.stand_in`), not from a model.
 
 **Format 1** (no `"format"`; every file written before format 2) holds one assistant message
 per turn, with no request::
@@ -54,6 +54,7 @@ from typing import Any, NoReturn
 from pydantic import BaseModel, ValidationError
 
 from helpers import strict_json
+from helpers.errors import EvalError
 from helpers.exchanges.calls import (
     DEFAULT_MATCH_ON,
     MATCH_PARTS,
@@ -73,7 +74,7 @@ PROMPT_HASH_KEY = "prompt_sha256"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-class FixtureError(ValueError):
+class FixtureError(EvalError, ValueError):
     """An exchange fixture is missing or malformed; the message names file, turn, field and fix."""
 
 

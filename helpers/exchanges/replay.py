@@ -25,12 +25,13 @@ from typing import Any
 from strands.models import Model
 from strands.types.streaming import StreamEvent
 
+from helpers.errors import EvalError
 from helpers.exchanges.calls import canonical_request, from_json, request_difference
 from helpers.exchanges.fixtures import Exchange, FixtureError, prompt_sha256
 from helpers.exchanges.fixtures import turn_events as turn_events  # where the offline notebook imports it from
 
 
-class ReplayExhaustedError(RuntimeError):
+class ReplayExhaustedError(EvalError, RuntimeError):
     """The agent asked for a model call the exchange does not hold."""
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from helpers import strict_json
+from helpers.errors import EvalError
 from helpers.files import settle
 from helpers.harness.names import NAME_FIX, name_problem
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 MAX_DEPTH = 100
 
 
-class CaseFileError(ValueError):
+class CaseFileError(EvalError, ValueError):
     """A case or prediction file that cannot be used; the message names file, line, field and fix."""
 
 

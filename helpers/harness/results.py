@@ -43,6 +43,7 @@ from stickler import aggregate_from_comparisons
 
 from helpers import strict_json
 from helpers.attribution.leaves import OUTPUT_PATH, UNREADABLE, counted_failures
+from helpers.errors import EvalError
 from helpers.files import StagedFile, settle
 
 if TYPE_CHECKING:  # importing strands_evals costs seconds; readers of a results file never need it
@@ -60,7 +61,7 @@ MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the evalu
 Status = Literal["scored", "unreadable", "failed", "not_applicable"]
 
 
-class ResultsError(ValueError):
+class ResultsError(EvalError, ValueError):
     """A results file cannot be read; the message names the file, the line, the field and the fix."""
 
 

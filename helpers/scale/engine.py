@@ -33,6 +33,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from helpers.errors import EvalError
+
 INSTALL_HINT = "pip install '.[cluster]' (or pip install 'dask[distributed]')"
 CONNECT_SECONDS = 10.0
 REQUEST_SECONDS = 10.0
@@ -40,7 +42,7 @@ SCHEDULER_LOST_SECONDS = 10.0
 BATCH_TIMEOUT = 300.0  # seconds one batch may take before its worker is stopped (--batch-timeout)
 
 
-class EngineError(RuntimeError):
+class EngineError(EvalError, RuntimeError):
     """An engine cannot be started or reached; the message says which and what to do.
 
     `missing` is True when the engine's library is not installed (the command's exit 1), False

@@ -43,6 +43,7 @@ from urllib3.exceptions import MaxRetryError, ProtocolError
 from urllib3.util.retry import Retry
 
 from helpers import strict_json
+from helpers.errors import EvalError
 from helpers.files import settle, write_text_atomically
 
 SERVICE = "Hugging Face datasets server"
@@ -73,11 +74,11 @@ def is_retried(status: int) -> bool:
     return status == 429 or status >= 500
 
 
-class DatasetsServerError(RuntimeError):
+class DatasetsServerError(EvalError, RuntimeError):
     """The service answered with an error payload, a malformed page, too much, or not at all."""
 
 
-class SnapshotError(ValueError):
+class SnapshotError(EvalError, ValueError):
     """A snapshot file is missing or malformed; the message names the file and the fix."""
 
 
