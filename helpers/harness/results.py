@@ -36,7 +36,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stickler import aggregate_from_comparisons
@@ -48,8 +48,8 @@ from helpers.files import StagedFile, settle
 if TYPE_CHECKING:  # importing strands_evals costs seconds; readers of a results file never need it
     from strands_evals.evaluators import StructuredOutputReport
 
-FORMAT = "structured-output-results"
-VERSION = 1
+FORMAT: Final = "structured-output-results"
+VERSION: Final = 1
 COUNTS = ("tp", "fa", "fd", "fp", "tn", "fn")
 UNREADABLE_FAILURES = {OUTPUT_PATH: {UNREADABLE: 1}}
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the evaluator's scored rows
@@ -84,7 +84,7 @@ class Counts(BaseModel):
 class ResultsHeader(BaseModel):
     """The first line: what the rows are, so a reader refuses a file of another kind or schema."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow")
 
     format: Literal["structured-output-results"] = FORMAT
     version: Literal[1] = VERSION
