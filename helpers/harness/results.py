@@ -20,7 +20,7 @@ document of a run gives the counts of `report.metrics().field_metrics`, path by 
 the match threshold. A header with `"failures": true` says the rows carry it; files written before
 it existed read as before, with no failures.
 
-    with ResultsWriter("run.results.jsonl", ResultsHeader(schema="helpers.examples.invoices:Invoice")) as out:
+    with ResultsWriter("run.results.jsonl", ResultsHeader(schema="my_schema:Invoice")) as out:
         for row in rows_from_report(report):
             out.write(row)
     for row in iter_results("run.results.jsonl"):

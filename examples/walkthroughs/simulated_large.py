@@ -18,9 +18,9 @@ from datetime import date, timedelta
 
 from strands_evals import Case
 
-from helpers.examples.invoices import Invoice, LineItem
+from walkthroughs.invoices import Invoice, LineItem
 
-SCHEMA = "helpers.examples.invoices:Invoice"
+SCHEMA = "walkthroughs.invoices:Invoice"
 LABEL = "simulated"
 SEED = 1313
 PRODUCTS = (

@@ -5,8 +5,8 @@ The case (the hand-authored invoice text and its ground truth) is the one line o
 `data/exchanges/offline_invoice.json` (the cassette folder `data/exchanges`, case
 `offline_invoice`). `make record` re-records it with the general recorder::
 
-    python -m helpers.record --schema helpers.examples.invoices:Invoice \\
-        --cases data/invoices/offline_invoice.jsonl --task helpers.examples.offline_invoice:task \\
+    python -m helpers.record --schema walkthroughs.invoices:Invoice \\
+        --cases data/invoices/offline_invoice.jsonl --task walkthroughs.offline_invoice:task \\
         --cassettes data/exchanges
 
 The notebook that replays the exchange and the command that re-records it both read this
@@ -20,9 +20,9 @@ from typing import Any
 
 from strands import Agent
 
-from helpers.examples.invoices import DATA_DIR, Invoice
 from helpers.exchanges.fixtures import EXCHANGES_DIR
 from helpers.harness.cases import read_cases
+from walkthroughs.invoices import DATA_DIR, Invoice
 
 CASES_PATH: Path = DATA_DIR / "offline_invoice.jsonl"
 CASE_NAME = "offline_invoice"
