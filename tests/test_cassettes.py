@@ -11,8 +11,6 @@ from helpers.exchanges.cassettes import CassetteError, Cassettes, cassette_file_
 from helpers.exchanges.fixtures import EXCHANGES_DIR, FixtureError
 from helpers.exchanges.replay import PromptMismatchError
 
-pytestmark = pytest.mark.usefixtures("no_network")
-
 
 @pytest.mark.parametrize(
     ("name", "file_name"),

@@ -21,7 +21,6 @@ SAMPLE = REPO_ROOT / "examples" / "your_own_agent"
 NOTEBOOK_LIBRARIES = ("matplotlib", "jinja2", "IPython", "ipykernel", "jupyterlab", "jupyter_server")
 SCRIPTS = Path(sys.executable).parent
 
-pytestmark = pytest.mark.usefixtures("no_network")
 
 # Scores the sample both ways and compares the two runs in one process, then names every library of
 # the notebooks extra that got imported on the way.
