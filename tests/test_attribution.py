@@ -35,16 +35,9 @@ from helpers.examples.fcc.tuned import FccInvoiceTuned
 from helpers.examples.invoices import Invoice, reference_cases
 from helpers.exchanges.fixtures import load_exchange
 from helpers.files import DATA_DIR, REPO_ROOT
+from helpers.formats.results import Counts, ResultsError, ResultsHeader, ResultsWriter, iter_results
 from helpers.harness.cases import load_cases, load_predictions
-from helpers.harness.results import (
-    Counts,
-    ResultsError,
-    ResultsHeader,
-    ResultsWriter,
-    document_counts,
-    iter_results,
-    rows_from_report,
-)
+from helpers.harness.results import document_counts, rows_from_report
 from helpers.harness.schema import load_schema
 from helpers.harness.scoring import score_outputs_sync
 

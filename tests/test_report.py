@@ -18,8 +18,9 @@ from strands_evals.evaluators import StructuredOutputSimilarity
 
 from helpers.examples.invoices import Invoice, reference_cases
 from helpers.examples.simulated_report import synthetic_content
+from helpers.formats.results import ResultsHeader, ResultsWriter
 from helpers.harness.reports import save_report
-from helpers.harness.results import ResultsHeader, ResultsWriter, rows_from_report
+from helpers.harness.results import rows_from_report
 from helpers.harness.scoring import score_outputs_sync
 from helpers.report.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, main
 from helpers.report.page import PAGE_SIZE, render

@@ -53,7 +53,6 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel, ValidationError
 
-from helpers import strict_json
 from helpers.exchanges.calls import (
     DEFAULT_MATCH_ON,
     MATCH_PARTS,
@@ -64,6 +63,7 @@ from helpers.exchanges.calls import (
     from_json,
 )
 from helpers.files import DATA_DIR, REPO_ROOT, settle, write_text_atomically
+from helpers.formats import json as strict_json
 
 EXCHANGES_DIR = DATA_DIR / "exchanges"
 FORMAT = 2

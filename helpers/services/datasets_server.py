@@ -42,8 +42,8 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import MaxRetryError, ProtocolError
 from urllib3.util.retry import Retry
 
-from helpers import strict_json
 from helpers.files import settle, write_text_atomically
+from helpers.formats import json as strict_json
 
 SERVICE = "Hugging Face datasets server"
 DEFAULT_BASE_URL = "https://datasets-server.huggingface.co"
