@@ -109,8 +109,14 @@ def edit_line(path, number, change):
             "line 3 (case 'sim-02'), field 'score': input should be less than or equal to 1",
         ),
         (lambda row: row["counts"]["line_items.sku"].update(fd=MAX_COUNT + 1), "field 'line_items.sku': count 'fd'"),
-        (lambda row: row["counts"]["line_items.sku"].update(fd=-1), "line 3 (case 'sim-02'), field 'counts.line_items.sku.fd': input should be greater than or equal to 0"),
-        (lambda row: row["counts"].update(invoice_id=[1, 2]), "line 3 (case 'sim-02'), field 'counts.invoice_id': input should be a valid dictionary"),
+        (
+            lambda row: row["counts"]["line_items.sku"].update(fd=-1),
+            "line 3 (case 'sim-02'), field 'counts.line_items.sku.fd': input should be greater than or equal to 0",
+        ),
+        (
+            lambda row: row["counts"].update(invoice_id=[1, 2]),
+            "line 3 (case 'sim-02'), field 'counts.invoice_id': input should be a valid dictionary",
+        ),
         (lambda row: row.update(name="sim\x1b[2J"), "unprintable characters"),
         (lambda row: row.update(name="sim-01"), "case 'sim-01' repeats line 2"),
     ],

@@ -102,13 +102,22 @@ GOOD = json.dumps({"name": "a", "score": 1.0, "test_pass": True})
     [
         ("{not json", r"bad.jsonl: line 3: not valid JSON \(column 2\)"),
         ("[1, 2]", r"line 3: is a JSON list, not an object"),
-        (json.dumps({"name": "b", "test_pass": True}), r"line 3 \(case 'b'\), field 'score': is missing \(re-run the scoring"),
-        (json.dumps({"name": "b", "score": "high", "test_pass": True}), r"line 3 \(case 'b'\), field 'score': input should be a valid number"),
+        (
+            json.dumps({"name": "b", "test_pass": True}),
+            r"line 3 \(case 'b'\), field 'score': is missing \(re-run the scoring",
+        ),
+        (
+            json.dumps({"name": "b", "score": "high", "test_pass": True}),
+            r"line 3 \(case 'b'\), field 'score': input should be a valid number",
+        ),
         (
             json.dumps({"name": "b", "score": 1, "test_pass": True, "counts": {"x": {"tp": -1}}}),
             r"field 'counts.x.tp': input should be greater than or equal to 0",
         ),
-        (json.dumps({"name": "b", "score": 1, "test_pass": True, "extra": 1}), r"field 'extra': is not a field of this format"),
+        (
+            json.dumps({"name": "b", "score": 1, "test_pass": True, "extra": 1}),
+            r"field 'extra': is not a field of this format",
+        ),
         (GOOD, r"line 3: case 'a' repeats line 2 \(give every case a distinct name\)"),
     ],
 )

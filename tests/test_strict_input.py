@@ -119,7 +119,9 @@ def test_a_cassette_holding_json_that_is_not_plain_json_is_refused(project, chan
 def test_a_snapshot_holding_nan_is_refused_naming_the_field(tmp_path):
     path = tmp_path / "snapshot.json"
     path.write_text('{"provenance": {},\n "request": {"offset": NaN}, "pages": []}', encoding="utf-8")
-    with pytest.raises(SnapshotError, match=r"line 2\): field 'request.offset': NaN is not a number JSON allows"):
+    with pytest.raises(
+        SnapshotError, match=r"snapshot.json: line 2, field 'request.offset': NaN is not a number JSON allows"
+    ):
         read_snapshot(path)
 
 
@@ -190,4 +192,4 @@ def test_compare_refuses_a_results_row_with_a_repeated_key_naming_line_and_field
     path.write_text("\n".join(lines), encoding="utf-8")
     assert compare_main([str(path), str(path)]) == 2
     err = capsys.readouterr().err
-    assert "run.jsonl, line 3: field 'score': the key 'score' appears twice in one object" in err, err
+    assert "run.jsonl: line 3, field 'score': the key 'score' appears twice in one object" in err, err

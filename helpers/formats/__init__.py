@@ -10,6 +10,8 @@ The names below are the results format's words that light readers (compare's arg
 telling a results file from a report) need without importing pydantic.
 """
 
+from typing import Final
+
 # stickler's confusion counts, in the order a results file writes them and every array holds them.
 COUNTS = ("tp", "fa", "fd", "fp", "tn", "fn")
-RESULTS_FORMAT = "structured-output-results"
+RESULTS_FORMAT: Final = "structured-output-results"

@@ -68,7 +68,9 @@ def problem(error: ErrorDetails) -> str:
     return error["msg"][0].lower() + error["msg"][1:]
 
 
-def validation_problem(exc: ValidationError, prefix: Sequence[str | int] = ()) -> tuple[str, str]:
-    """`(field, problem)` of a `ValidationError`'s first error, the field under `prefix`."""
+def validation_problem(
+    exc: ValidationError, prefix: Sequence[str | int] = (), empty: str = "(the whole line)"
+) -> tuple[str, str]:
+    """`(field, problem)` of a `ValidationError`'s first error, the field under `prefix` (`empty` if none)."""
     error = first_error(exc)
-    return field_path((*prefix, *error["loc"])), problem(error)
+    return field_path((*prefix, *error["loc"]), empty), problem(error)

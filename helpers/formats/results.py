@@ -35,8 +35,8 @@ from helpers.formats import COUNTS, RESULTS_FORMAT
 from helpers.formats import json as strict_json
 from helpers.formats.errors import FormatError, file_error, validation_problem
 
-FORMAT = RESULTS_FORMAT
-VERSION = 1
+FORMAT: Literal["structured-output-results"] = RESULTS_FORMAT
+VERSION: Literal[1] = 1
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the evaluator's scored rows
 RESCORE = "re-run the scoring that wrote it"
 
