@@ -194,8 +194,11 @@ def load_exchange(
     """
     path = Path(path)
     fix = f"restore it from version control or re-record it with `{record_command}`"
-    missing = f"record it with `{record_command}`; replay mode never falls back to the network"
-    text = strict_json.read_text(path, ("no exchange fixture here", missing), error=FixtureError, encoding_fix=fix)
+    missing = (
+        f"no exchange fixture here; record it with `{record_command}`",
+        "replay mode never falls back to the network",
+    )
+    text = strict_json.read_text(path, missing, error=FixtureError, encoding_fix=fix)
     data = strict_json.parse(text, path, fix, error=FixtureError)
     return parse_exchange(
         data, source=str(path), tool_name=tool_name, record_command=record_command, output_model=output_model

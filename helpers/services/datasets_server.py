@@ -581,8 +581,8 @@ def read_snapshot(path: Path | str, record_command: str = RECORD_COMMAND) -> Sna
     path = Path(path)
     fix = f"re-record with `{record_command}`"
     missing = (
-        f"no snapshot of the {SERVICE} here; replay mode never downloads",
-        f"record one with `{record_command}`; it needs network and AWS_PROFILE",
+        f"no snapshot of the {SERVICE} here; replay mode never downloads. Record one with `{record_command}`",
+        "needs network and AWS_PROFILE",
     )
     text = strict_json.read_text(path, missing, error=SnapshotError, encoding_fix=fix)
     document = strict_json.parse(text, path, fix, error=SnapshotError)
