@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from helpers.examples.invoices import (
+from walkthroughs.invoices import (
     REFERENCE_CASES,
     REFERENCE_PREDICTIONS,
     SPARSE_CASES,

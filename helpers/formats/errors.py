@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
-from pydantic_core import ErrorDetails
+from typing import TYPE_CHECKING, Any
 
 from helpers.errors import EvalError
+
+if TYPE_CHECKING:  # light readers (compare's report scanner) import this module without pydantic
+    from pydantic import ValidationError
+    from pydantic_core import ErrorDetails
 
 
 class FormatError(EvalError, ValueError):

@@ -22,7 +22,7 @@ import json
 import math
 import re
 import sys
-from json.decoder import scanstring  # type: ignore[attr-defined]  # public in CPython, missing from typeshed
+from json.decoder import scanstring  # type: ignore[attr-defined]  # defined there; typeshed omits it
 from pathlib import Path
 from typing import Any
 
@@ -175,9 +175,16 @@ def _locate(text: str) -> StrictJSONError:
     return StrictJSONError("holds a value this reader refuses", text, 0)  # not reached: the walk finds it
 
 
+def skip_blanks(text: str, position: int = 0) -> int:
+    """Where the JSON blanks from `position` on end (the pattern matches the empty string, so always matches)."""
+    blanks = _SPACE.match(text, position)
+    assert blanks is not None
+    return blanks.end()
+
+
 def _value(text: str, position: int, path: list[str | int]) -> int:
     """Check the value at `position` (after blanks) and return where it ends; raise at a refused one."""
-    position = _skip(text, position)
+    position = skip_blanks(text, position)
     char = text[position]
     if char == "{":
         return _object(text, position, path)
@@ -197,8 +204,7 @@ def _value(text: str, position: int, path: list[str | int]) -> int:
                 _where(path),
             )
     number = _NUMBER.match(text, position)
-    if number is None:  # not reached: the C parser read this text
-        raise StrictJSONError("holds a value this reader refuses", text, position, _where(path))
+    assert number is not None  # the C parser accepted the text, so what remains here is a number
     integer, fraction, exponent = number.groups()
     if fraction or exponent:
         if math.isinf(float(number.group())):
@@ -218,15 +224,9 @@ def _value(text: str, position: int, path: list[str | int]) -> int:
     return number.end()
 
 
-def _skip(text: str, position: int) -> int:
-    """Where the blanks from `position` end (`_SPACE` matches anywhere, even zero blanks)."""
-    blanks = _SPACE.match(text, position)
-    return blanks.end() if blanks else position
-
-
 def _object(text: str, position: int, path: list[str | int]) -> int:
     seen: set[str] = set()
-    position = _skip(text, position + 1)
+    position = skip_blanks(text, position + 1)
     if text[position] == "}":
         return position + 1
     while True:
@@ -236,20 +236,20 @@ def _object(text: str, position: int, path: list[str | int]) -> int:
                 f"the key {key!r} appears twice in one object; keep one of them", text, position, _where([*path, key])
             )
         seen.add(key)
-        position = _skip(text, end) + 1  # past the ':'
-        position = _skip(text, _value(text, position, [*path, key]))
+        position = skip_blanks(text, end) + 1  # past the ':'
+        position = skip_blanks(text, _value(text, position, [*path, key]))
         if text[position] == "}":
             return position + 1
-        position = _skip(text, position + 1)  # past the ','
+        position = skip_blanks(text, position + 1)  # past the ','
 
 
 def _array(text: str, position: int, path: list[str | int]) -> int:
-    position = _skip(text, position + 1)
+    position = skip_blanks(text, position + 1)
     if text[position] == "]":
         return position + 1
     index = 0
     while True:
-        position = _skip(text, _value(text, position, [*path, index]))
+        position = skip_blanks(text, _value(text, position, [*path, index]))
         if text[position] == "]":
             return position + 1
         position += 1  # past the ','

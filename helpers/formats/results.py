@@ -10,7 +10,7 @@ module holds stickler's confusion counts in); `failures` is `{path: {kind: count
 with `"failures": true` says the rows carry failures; files written before they existed read as
 before, with none. `helpers.harness.results` builds the rows from a report.
 
-    with ResultsWriter("run.results.jsonl", ResultsHeader(schema="walkthroughs.invoices:Invoice")) as out:
+    with ResultsWriter("run.results.jsonl", ResultsHeader(schema="my_schema:Invoice")) as out:
         out.write(row)
     for row in iter_results("run.results.jsonl"):
         ...
@@ -70,7 +70,7 @@ class Counts(BaseModel):
 class ResultsHeader(BaseModel):
     """The first line: what the rows are, so a reader refuses a file of another kind or schema."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow")
 
     format: Literal["structured-output-results"] = FORMAT
     version: Literal[1] = VERSION

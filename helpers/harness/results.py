@@ -12,7 +12,7 @@ comparison, so summing `counts` over every document of a run gives the counts of
 list indices folded (`helpers.attribution`): what `counts` cannot say, such as which leaves pulled
 a list item under the match threshold.
 
-    with ResultsWriter("run.results.jsonl", ResultsHeader(schema="walkthroughs.invoices:Invoice")) as out:
+    with ResultsWriter("run.results.jsonl", ResultsHeader(schema="my_schema:Invoice")) as out:
         for row in rows_from_report(report):
             out.write(row)
     for row in iter_results("run.results.jsonl"):
