@@ -254,6 +254,7 @@ def test_a_recorded_exchange_for_the_wrong_document_is_refused(tmp_path):
         load_document_exchange("hand-authored-03", tmp_path)
 
 
+@pytest.mark.local_servers
 def test_live_mode_with_no_network_ends_fast_naming_the_service(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -266,12 +267,12 @@ def test_live_mode_with_no_network_ends_fast_naming_the_service(tmp_path):
     assert not (tmp_path / "live.json").exists()
 
 
-def test_live_mode_without_credentials_names_aws_profile_before_any_download(no_aws_credentials, no_network):
+def test_live_mode_without_credentials_names_aws_profile_before_any_download(no_aws_credentials):
     with pytest.raises(CredentialsError, match="AWS_PROFILE"):
         open_run("live")
 
 
-def test_replay_opens_no_socket_and_its_first_lines_say_hand_authored(no_network):
+def test_replay_opens_no_socket_and_its_first_lines_say_hand_authored():
     run = open_run("replay")
     assert (run.mode, run.model) == ("replay", None)
     assert run.provenance == [
@@ -323,9 +324,9 @@ def run_experiment(evaluator, task, cases):
 
 
 @pytest.fixture(scope="module")
-def replayed(refusing_connections):
+def replayed(network_guard):
     """The notebook's run in replay mode, once for the tests that read it, with every connection refused."""
-    with refusing_connections():
+    with network_guard.refusing_all():
         return _replay_the_notebook_run()
 
 
@@ -495,7 +496,7 @@ def test_a_snapshot_that_selects_fewer_than_five_documents_is_refused(tmp_path):
         from_snapshot(_copy_snapshot(tmp_path, shorten))
 
 
-def test_the_general_score_command_replays_the_fcc_cassettes_to_the_notebook_numbers(tmp_path, no_network):
+def test_the_general_score_command_replays_the_fcc_cassettes_to_the_notebook_numbers(tmp_path):
     import io
 
     from helpers import score
