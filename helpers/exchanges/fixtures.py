@@ -198,8 +198,7 @@ def load_exchange(
         f"no exchange fixture here; record it with `{record_command}`",
         "replay mode never falls back to the network",
     )
-    text = strict_json.read_text(path, missing, error=FixtureError, encoding_fix=fix)
-    data = strict_json.parse(text, path, fix, error=FixtureError)
+    data = strict_json.read_document(path, missing, fix, error=FixtureError)
     return parse_exchange(
         data, source=str(path), tool_name=tool_name, record_command=record_command, output_model=output_model
     )

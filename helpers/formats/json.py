@@ -2,8 +2,9 @@
 cassettes, results files and the FCC snapshot.
 
 `read_text` reads a file as UTF-8 and `parse` reads its JSON (a whole document, or one line of
-a JSON Lines file); both refuse with a `FormatError` worded by `errors.file_error`, naming the
-file, the line, the field and the fix.
+a JSON Lines file); `read_document` does both for a file that is one JSON document. Each refuses
+with a `FormatError` worded by `errors.file_error`, naming the file, the line, the field and the
+fix.
 
 `json.loads` accepts more than JSON: `NaN` and `Infinity` (which would be saved back as `null`),
 a key repeated in one object (the last silently wins), and an integer too long for `int()`
@@ -96,6 +97,15 @@ def read_text(
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise error(file_error(path, f"not UTF-8 text (byte {exc.start})", encoding_fix, line=line)) from exc
+
+
+def read_document(path: Path, missing: tuple[str, str], fix: str, *, error: type[FormatError] = FormatError) -> Any:
+    """A whole file's JSON (an exchange, a snapshot): `read_text`, then `parse`, with `fix` for every refusal.
+
+    Raises:
+        FormatError: As `error`, naming `missing` (problem, fix) when there is no file.
+    """
+    return parse(read_text(path, missing, error=error, encoding_fix=fix), path, fix, error=error)
 
 
 def parse(

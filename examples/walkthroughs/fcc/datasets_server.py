@@ -584,8 +584,7 @@ def read_snapshot(path: Path | str, record_command: str = RECORD_COMMAND) -> Sna
         f"no snapshot of the {SERVICE} here; replay mode never downloads. Record one with `{record_command}`",
         "needs network and AWS_PROFILE",
     )
-    text = strict_json.read_text(path, missing, error=SnapshotError, encoding_fix=fix)
-    document = strict_json.parse(text, path, fix, error=SnapshotError)
+    document = strict_json.read_document(path, missing, fix, error=SnapshotError)
     if not isinstance(document, dict):
         raise SnapshotError(f"{path}: expected an object with provenance, request and pages")
     for key, kind in (("provenance", dict), ("request", dict), ("pages", list)):
