@@ -256,19 +256,23 @@ def load_documents(
     return from_snapshot(snapshot_path)
 
 
-def case_record(document: FccDocument) -> dict[str, Any]:
-    """One line of the case file: the prompt as input, the label as expected output, the row as metadata."""
+def case_record(document: FccDocument, hand_authored: bool = False) -> dict[str, Any]:
+    """One line of the case file: the prompt as input, the label as expected output, the row as metadata.
+
+    `metadata.hand_authored` carries the snapshot's word on where the document came from, so a
+    reader of the case file alone (the notebook) can say whether it shows dataset rows.
+    """
     return {
         "name": document.id,
         "input": document.prompt(),
         "expected_output": document.label.model_dump(mode="json"),
-        "metadata": {"row_idx": document.row_idx},
+        "metadata": {"row_idx": document.row_idx, "hand_authored": hand_authored},
     }
 
 
-def case_lines(documents: Iterable[FccDocument]) -> str:
+def case_lines(documents: Iterable[FccDocument], hand_authored: bool = False) -> str:
     """The case file of `documents` (JSONL, one `case_record` per line), as `CASES_PATH` holds it."""
-    return "".join(json.dumps(case_record(doc), ensure_ascii=False) + "\n" for doc in documents)
+    return "".join(json.dumps(case_record(doc, hand_authored), ensure_ascii=False) + "\n" for doc in documents)
 
 
 def fcc_cases(documents: Iterable[FccDocument]) -> list[Case]:
