@@ -22,8 +22,8 @@ from helpers.examples.fcc.documents import (
     MAX_LINE_ITEMS,
     SNAPSHOT_PATH,
     LabelError,
+    fetch_live,
     from_snapshot,
-    load_documents,
     read_label,
     schema_differences,
     select_documents,
@@ -265,16 +265,15 @@ def test_a_recorded_exchange_for_the_wrong_document_is_refused(tmp_path):
         load_document_exchange("hand-authored-03", tmp_path)
 
 
-def test_live_mode_with_no_network_ends_fast_naming_the_service(tmp_path):
+def test_the_download_with_no_network_ends_fast_naming_the_service():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     client = DatasetsServerClient(f"http://127.0.0.1:{port}", timeout=0.2, retries=1, backoff=0.01)
     started = time.monotonic()
     with pytest.raises(DatasetsServerError, match=SERVICE):
-        load_documents("live", client=client, live_snapshot_path=tmp_path / "live.json")
+        fetch_live(client)
     assert time.monotonic() - started < 10.0  # bounded: a refused connection ends, it does not hang
-    assert not (tmp_path / "live.json").exists()
 
 
 def test_the_case_file_and_cassettes_load_offline_and_say_hand_authored(no_network):
@@ -498,3 +497,24 @@ def test_the_general_score_command_replays_the_fcc_cassettes_to_the_notebook_num
 def test_two_case_names_that_share_a_cassette_file_are_refused_before_anything_is_read(tmp_path):
     with pytest.raises(CassetteError, match="'doc/1' and 'doc_1' would share the cassette file doc_1.json"):
         fcc_cassettes(["doc/1", "doc_1"], tmp_path)
+
+
+def test_the_notebooks_live_bedrock_model_is_the_one_the_recorder_builds(no_aws_credentials, no_network, monkeypatch):
+    """The task cell builds `BedrockModel(...)` in the open; live, it must equal `live_model()` (offline to build)."""
+    import nbformat
+
+    from helpers.files import REPO_ROOT
+    from helpers.services.bedrock import live_model
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")  # placeholders: building a client calls nothing
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "placeholder")
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    notebook = nbformat.read(REPO_ROOT / "examples" / "notebooks" / "Strands_Evals_FCC_Live_Agent.ipynb", 4)
+    [cell] = [cell for cell in notebook.cells if cell.cell_type == "code" and "BedrockModel(" in cell.source]
+    namespace = {"mode": "live", "FccInvoice": FccInvoice, "print": lambda *args: None}
+    exec(compile(cell.source, "task cell", "exec"), namespace)
+    shown, recorder = namespace["bedrock"], live_model()
+    assert shown.get_config() == recorder.get_config()
+    assert shown.client.meta.region_name == recorder.client.meta.region_name == "us-west-2"
+    for setting in ("connect_timeout", "read_timeout", "retries"):
+        assert getattr(shown.client.meta.config, setting) == getattr(recorder.client.meta.config, setting)
