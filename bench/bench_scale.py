@@ -4,7 +4,7 @@
     python -m bench.bench_scale --sizes 20:1000       pick sizes as items:documents
     python -m bench.bench_scale --rounds 5
 
-Data: the seeded SIMULATED invoices of `helpers.examples.simulated_large` (nothing recorded),
+Data: the seeded SIMULATED invoices of `walkthroughs.simulated_large` (nothing recorded),
 with N line items each and the simulated extractor's mistakes.
 
 The floor is the bare stickler loop: `eval_for(Invoice).evaluate(truth, prediction)` over the
@@ -47,12 +47,12 @@ from stickler import eval_for
 from strands_evals.evaluators import StructuredOutputSimilarity
 
 from bench.timing import interleaved, median, ratio_spread, spread
-from helpers.examples.invoices import Invoice
-from helpers.examples.simulated_large import SCHEMA, simulated_run
 from helpers.harness import fast_stickler
 from helpers.harness.scoring import score_stored
 from helpers.scale.batches import Scorer
 from helpers.scale.run import score_at_scale
+from walkthroughs.invoices import Invoice
+from walkthroughs.simulated_large import SCHEMA, simulated_run
 
 DEFAULT_SIZES = "1:1000,5:400,20:1000,50:120,20:100"
 FLOOR = "bare stickler loop"

@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from helpers.services.datasets_server import (
+from tests.servers.datasets import DatasetsServer
+from walkthroughs.fcc.datasets_server import (
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
     SERVICE,
@@ -29,7 +30,6 @@ from helpers.services.datasets_server import (
     token_allowed,
     write_snapshot,
 )
-from tests.servers.datasets import DatasetsServer
 
 REQUEST = RowsRequest("owner/data", "default", "test", page_length=2)
 
@@ -86,7 +86,7 @@ def test_429_and_every_5xx_are_retried(server, status):
 
 def test_backoff_doubles_is_capped_and_honours_retry_after(server, monkeypatch):
     waits: list[float] = []
-    monkeypatch.setattr("helpers.services.datasets_server.pause", lambda seconds, stop: waits.append(seconds))
+    monkeypatch.setattr("walkthroughs.fcc.datasets_server.pause", lambda seconds, stop: waits.append(seconds))
     server.script = [("status", 503, {"error": "busy"})] * 5
     with pytest.raises(DatasetsServerError, match="attempt 5 of 5"):
         client_for(server, retries=4, backoff=1.0, max_backoff=3.0).rows(REQUEST, 0)

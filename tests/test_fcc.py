@@ -15,8 +15,14 @@ from strands.tools.structured_output.structured_output_tool import StructuredOut
 from strands_evals import Case, eval_task
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_path, load_document_exchange
-from helpers.examples.fcc.documents import (
+from helpers.exchanges.cassettes import CassetteError, Cassettes
+from helpers.exchanges.fixtures import Exchange, FixtureError
+from helpers.exchanges.replay import PromptMismatchError
+from helpers.harness.cases import load_cases
+from helpers.harness.scoring import score_task
+from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_path, load_document_exchange
+from walkthroughs.fcc.datasets_server import SERVICE, DatasetsServerClient, DatasetsServerError, SnapshotError
+from walkthroughs.fcc.documents import (
     CASES_PATH,
     DOCUMENT_COUNT,
     MAX_LINE_ITEMS,
@@ -28,16 +34,10 @@ from helpers.examples.fcc.documents import (
     schema_differences,
     select_documents,
 )
-from helpers.examples.fcc.run import exchanges_summary
-from helpers.examples.fcc.schema import MAX_TEXT_CHARS, PROMPT, FccInvoice, FccLineItem, build_prompt
-from helpers.examples.fcc.task import extract
-from helpers.examples.fcc.tuned import FccInvoiceTuned, FccLineItemTuned, date_comparison
-from helpers.exchanges.cassettes import CassetteError, Cassettes
-from helpers.exchanges.fixtures import Exchange, FixtureError
-from helpers.exchanges.replay import PromptMismatchError
-from helpers.harness.cases import load_cases
-from helpers.harness.scoring import score_task
-from helpers.services.datasets_server import SERVICE, DatasetsServerClient, DatasetsServerError, SnapshotError
+from walkthroughs.fcc.run import exchanges_summary
+from walkthroughs.fcc.schema import MAX_TEXT_CHARS, PROMPT, FccInvoice, FccLineItem, build_prompt
+from walkthroughs.fcc.task import extract
+from walkthroughs.fcc.tuned import FccInvoiceTuned, FccLineItemTuned, date_comparison
 
 # The notebook's general path: the case file, and the cassette folder read through `Cassettes`.
 RECORD = "python -m helpers.record ... --cassettes data/exchanges/fcc"
@@ -421,8 +421,8 @@ def test_the_notebook_shows_the_task_the_recorder_runs():
 
     import nbformat
 
-    from helpers.examples.fcc import task
     from helpers.files import REPO_ROOT
+    from walkthroughs.fcc import task
 
     notebook = nbformat.read(REPO_ROOT / "examples" / "notebooks" / "Strands_Evals_FCC_Live_Agent.ipynb", 4)
     shown = [
@@ -484,11 +484,11 @@ def test_the_general_score_command_replays_the_fcc_cassettes_to_the_notebook_num
     import io
 
     from helpers import score
-    from helpers.examples.fcc.documents import CASES_PATH
+    from walkthroughs.fcc.documents import CASES_PATH
 
     out = io.StringIO()
-    argv = ["--schema", "helpers.examples.fcc.schema:FccInvoice", "--cases", str(CASES_PATH)]
-    argv += ["--task", "helpers.examples.fcc.task:extract", "--cassettes", str(FCC_EXCHANGES_DIR)]
+    argv = ["--schema", "walkthroughs.fcc.schema:FccInvoice", "--cases", str(CASES_PATH)]
+    argv += ["--task", "walkthroughs.fcc.task:extract", "--cassettes", str(FCC_EXCHANGES_DIR)]
     code = score.main([*argv, "--out", str(tmp_path / "run.json")], out=out)
     assert code == score.EXIT_OK, out.getvalue()
     assert "Overall score 0.838; 5 of 5 case(s) pass." in out.getvalue()

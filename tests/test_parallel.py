@@ -12,8 +12,6 @@ import pytest
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.examples.invoices import Invoice, reference_cases
-from helpers.examples.simulated_large import SCHEMA, simulated_run
 from helpers.harness.reports import load_report
 from helpers.harness.results import COUNTS, Counts, iter_results, rows_from_report, sum_counts
 from helpers.harness.schema import load_schema
@@ -23,6 +21,8 @@ from helpers.scale.batches import Scorer
 from helpers.scale.engine import Engine, EngineError, open_engine
 from helpers.scale.progress import FinalLine
 from helpers.scale.run import _fan_out, batches, score_at_scale
+from walkthroughs.invoices import Invoice, reference_cases
+from walkthroughs.simulated_large import SCHEMA, simulated_run
 
 
 def mixed_run() -> list[tuple[Case, object]]:

@@ -16,16 +16,16 @@ from matplotlib import image
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.examples.invoices import Invoice, reference_cases
-from helpers.examples.simulated_report import synthetic_content
 from helpers.harness.reports import save_report
 from helpers.harness.results import ResultsHeader, ResultsWriter, rows_from_report
 from helpers.harness.scoring import score_outputs_sync
 from helpers.report.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, main
 from helpers.report.page import PAGE_SIZE, render
 from tests.servers.chromium import Browser, chromium_or_skip
+from walkthroughs.invoices import Invoice, reference_cases
+from walkthroughs.simulated_report import synthetic_content
 
-SCHEMA = "helpers.examples.invoices:Invoice"
+SCHEMA = "walkthroughs.invoices:Invoice"
 GATES = ["--gate", "overall >= 0.5", "--gate", "total_amount.precision >= 0.9"]
 
 

@@ -1,6 +1,6 @@
 """Fan a run out in batches and merge it back into what one process builds.
 
-    run = score_at_scale(pairs, Scorer("helpers.examples.invoices:Invoice"), workers=2)
+    run = score_at_scale(pairs, Scorer("my_schema:Invoice"), workers=2)
     run.report.metrics()     # the same StructuredOutputReport one process builds
     run.summary.pass_rate    # streamed rollups, also for runs too large to hold as a report
 

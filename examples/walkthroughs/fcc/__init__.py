@@ -13,4 +13,6 @@ all together.
 - `task`: the extraction task `task(case, model)` the recorder and the notebook run;
 - `run`: the provenance line the notebook prints first;
 - `refresh`: the live snapshot refresh step of `make record-fcc`.
+- `datasets_server`: the Hugging Face datasets-server client and the snapshot it writes and reads;
+- `record`: the refresh command, `python -m walkthroughs.fcc.record` (`make record-fcc`).
 """

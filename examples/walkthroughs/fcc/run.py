@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR
 from helpers.exchanges.fixtures import Exchange
 from helpers.files import REPO_ROOT
+from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR
 
 
 def repo_relative(text: str) -> str:

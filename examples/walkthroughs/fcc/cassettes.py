@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from helpers.examples.fcc.documents import RECORD_COMMAND
-from helpers.examples.fcc.schema import FccInvoice
 from helpers.exchanges.cassettes import cassette_paths
 from helpers.exchanges.fixtures import (
     EXCHANGES_DIR,
@@ -23,6 +21,8 @@ from helpers.exchanges.fixtures import (
     load_exchange,
     prompt_sha256,
 )
+from walkthroughs.fcc.documents import RECORD_COMMAND
+from walkthroughs.fcc.schema import FccInvoice
 
 FCC_EXCHANGES_DIR = EXCHANGES_DIR / "fcc"
 DOCUMENT_KEY = "document_id"
