@@ -265,6 +265,7 @@ def test_a_recorded_exchange_for_the_wrong_document_is_refused(tmp_path):
         load_document_exchange("hand-authored-03", tmp_path)
 
 
+@pytest.mark.local_servers
 def test_the_download_with_no_network_ends_fast_naming_the_service():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -276,7 +277,7 @@ def test_the_download_with_no_network_ends_fast_naming_the_service():
     assert time.monotonic() - started < 10.0  # bounded: a refused connection ends, it does not hang
 
 
-def test_the_case_file_and_cassettes_load_offline_and_say_hand_authored(no_network):
+def test_the_case_file_and_cassettes_load_offline_and_say_hand_authored():
     cases = committed_cases()
     assert [case.metadata["hand_authored"] for case in cases] == [True] * 5
     exchanges = fcc_cassettes([case.name for case in cases]).load_all()
@@ -313,9 +314,9 @@ def run_experiment(evaluator, task, cases):
 
 
 @pytest.fixture(scope="module")
-def replayed(refusing_connections):
+def replayed(network_guard):
     """The notebook's run in replay mode, once for the tests that read it, with every connection refused."""
-    with refusing_connections():
+    with network_guard.refusing_all():
         return _replay_the_notebook_run()
 
 
@@ -480,7 +481,7 @@ def test_a_snapshot_that_selects_fewer_than_five_documents_is_refused(tmp_path):
         from_snapshot(_copy_snapshot(tmp_path, shorten))
 
 
-def test_the_general_score_command_replays_the_fcc_cassettes_to_the_notebook_numbers(tmp_path, no_network):
+def test_the_general_score_command_replays_the_fcc_cassettes_to_the_notebook_numbers(tmp_path):
     import io
 
     from helpers import score
@@ -499,7 +500,7 @@ def test_two_case_names_that_share_a_cassette_file_are_refused_before_anything_i
         fcc_cassettes(["doc/1", "doc_1"], tmp_path)
 
 
-def test_the_notebooks_live_bedrock_model_is_the_one_the_recorder_builds(no_aws_credentials, no_network, monkeypatch):
+def test_the_notebooks_live_bedrock_model_is_the_one_the_recorder_builds(no_aws_credentials, monkeypatch):
     """The task cell builds `BedrockModel(...)` in the open; live, it must equal `live_model()` (offline to build)."""
     import nbformat
 

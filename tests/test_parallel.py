@@ -50,10 +50,13 @@ def single(run_pairs):
 
 
 @pytest.fixture(scope="module")
-def local_cluster():
-    """One local Dask cluster of 2 worker processes for the module, started as `--cluster local` starts it."""
+def local_cluster(network_guard):
+    """One local Dask cluster of 2 worker processes for the module, started as `--cluster local` starts it.
+
+    It talks to its workers on 127.0.0.1, so the network guard allows loopback while it runs.
+    """
     pytest.importorskip("distributed")
-    with open_engine(2, "local") as engine:
+    with network_guard.allowing_loopback(), open_engine(2, "local") as engine:
         yield engine
 
 
@@ -191,6 +194,7 @@ def test_missing_dask_names_the_install(monkeypatch):
             pass
 
 
+@pytest.mark.local_servers
 def test_unreachable_scheduler_says_how_to_start_one(monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.setattr(engine_module, "CONNECT_SECONDS", 1.0)
@@ -243,6 +247,7 @@ def score_command(folder, *extra):
     return code, out.getvalue()
 
 
+@pytest.mark.local_servers
 def test_score_with_workers_and_a_local_cluster_writes_the_one_process_report(order_project, monkeypatch):
     monkeypatch.chdir(order_project)
     monkeypatch.delitem(sys.modules, "order_schema", raising=False)

@@ -77,13 +77,13 @@ class RowsServer(LocalServer):
 
 
 @pytest.fixture
-def server():
+def server(local_servers):
     with RowsServer() as rows:
         yield rows
 
 
 @pytest.fixture
-def serve():
+def serve(local_servers):
     """Start a server with a custom responder; every one started is closed after the test."""
     with ExitStack() as started:
         yield lambda respond: started.enter_context(RowsServer(respond))

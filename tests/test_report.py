@@ -148,8 +148,9 @@ def test_a_10000_document_page_is_one_page_of_html_and_compact_json(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with Browser(chromium_or_skip()) as running:
+def browser(network_guard):
+    """One headless Chromium for the module; the tests drive it on 127.0.0.1, allowed while it runs."""
+    with network_guard.allowing_loopback(), Browser(chromium_or_skip()) as running:
         yield running
 
 

@@ -23,7 +23,6 @@ from tests.test_score_command import (
 from walkthroughs.fcc.datasets_server import SnapshotError, read_snapshot
 
 __all__ = ["project"]  # the fixture, imported for the tests below
-pytestmark = pytest.mark.usefixtures("no_network")
 
 
 def edit_line(path, number: int, old: str, new: str) -> None:
