@@ -34,7 +34,7 @@ $(UV):
 
 # --compile-bytecode: compile every installed library once, at build time. Machines that set
 # PYTHONDONTWRITEBYTECODE=1 would otherwise recompile each library in every kernel and test run.
-$(STAMP): $(UV) pyproject.toml uv.lock
+$(STAMP): $(UV) pyproject.toml examples/pyproject.toml uv.lock
 	$(UV) sync --frozen --extra notebooks --extra cluster --compile-bytecode --python $(PYTHON)
 	@touch $(STAMP)
 
@@ -51,9 +51,11 @@ test: $(STAMP) ## Lint, unit tests, and every notebook compared cell by cell wit
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python scripts/run_tests.py
 
-lint: $(STAMP) ## ruff check and format check, notebooks included
+# mypy keeps an incremental cache in .mypy_cache (git-ignored): a run after a small change re-checks little.
+lint: $(STAMP) ## ruff check and format check, notebooks included; mypy on the packages
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: $(STAMP) ## Apply ruff fixes and formatting
 	$(BIN)/ruff check --fix .
@@ -69,10 +71,10 @@ check-outputs: $(STAMP) ## Normalize notebook metadata and fail if that changed 
 # The recorders exit 1 (missing dependency), 2 (a live call failed) or 3 (no structured output);
 # make shows that code as `Error N` and exits 2 itself, so CI calls `python -m helpers.record...`.
 record: $(STAMP) ## Re-record the offline invoice exchange against Bedrock (needs AWS_PROFILE)
-	$(BIN)/python -m helpers.record --schema helpers.examples.invoices:Invoice --cases data/invoices/offline_invoice.jsonl --task helpers.examples.offline_invoice:task --cassettes data/exchanges
+	$(BIN)/python -m helpers.record --schema walkthroughs.invoices:Invoice --cases data/invoices/offline_invoice.jsonl --task walkthroughs.offline_invoice:task --cassettes data/exchanges
 
 record-fcc: $(STAMP) ## Re-record the FCC snapshot and extractions live (needs AWS_PROFILE and network)
-	$(BIN)/python -m helpers.record_fcc
+	$(BIN)/python -m walkthroughs.fcc.record
 
 # OLD, NEW and GATES reach the command as typed: each is passed as one single-quoted word of its
 # raw text (make's `value`, so neither make nor the shell expands anything in it), and the script
@@ -105,5 +107,5 @@ bench-notebooks: $(STAMP) ## make run against its floor (a kernel importing each
 	$(BIN)/python -m bench.bench_notebooks
 
 clean: ## Remove the environments and caches
-	rm -rf $(VENV) $(TOOLS) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(TOOLS) .pytest_cache .ruff_cache .mypy_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

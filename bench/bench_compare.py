@@ -5,7 +5,7 @@
     python bench/bench_compare.py --old-max 1000                   the old algorithm up to this size
 
 Data: simulated, generated here from seeds (nothing is stored). The 60 simulated invoices of
-`helpers.examples.simulated_runs` are scored once through the harness with both simulated
+`walkthroughs.simulated_runs` are scored once through the harness with both simulated
 extractors; each benchmark document is one of those scored pairs drawn at random (seeded), renamed,
 so both runs carry real stickler comparisons with the simulated error rates. The runs are written
 as saved reports (the report's pydantic JSON with indent 2, as `save_report` writes) and as compact
@@ -57,10 +57,10 @@ def scored_pool() -> tuple[dict, dict, list, list]:
     """The simulated invoices scored by both extractors: two report JSONs and two lists of compact rows."""
     from strands_evals.evaluators import StructuredOutputSimilarity
 
-    from helpers.examples import simulated_runs as sim
-    from helpers.examples.invoices import Invoice
     from helpers.harness.results import rows_from_report
     from helpers.harness.scoring import score_outputs_sync
+    from walkthroughs import simulated_runs as sim
+    from walkthroughs.invoices import Invoice
 
     invoices = sim.simulated_invoices()
     cases = sim.simulated_cases(invoices)
@@ -101,7 +101,7 @@ def write_results(rows: list, picks: list[int], path: Path) -> int:
     """A compact results file of `len(picks)` documents built from the pooled rows; its size in bytes."""
     from helpers.harness.results import ResultsHeader
 
-    header = ResultsHeader(schema="helpers.examples.invoices:Invoice").model_dump(by_alias=True)
+    header = ResultsHeader(schema="walkthroughs.invoices:Invoice").model_dump(by_alias=True)
     with path.open("w", encoding="utf-8") as file:
         file.write(json.dumps(header) + "\n")
         for index, pick in enumerate(picks):

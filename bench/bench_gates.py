@@ -3,7 +3,7 @@
     python bench/bench_gates.py                        1,000 seeds at 30, 100 and 1,000 documents
     python bench/bench_gates.py --seeds 2000 --sizes 60
 
-Data: simulated from seeds by `helpers.examples.simulated_gates` (nothing is stored, no model is
+Data: simulated from seeds by `walkthroughs.simulated_gates` (nothing is stored, no model is
 called), where every rate of the simulation lives: an invoice extractor on a schema of eight gated
 field paths, with per-field error rates higher on poor scans, both runs on the same documents.
 
@@ -33,7 +33,7 @@ import math
 import sys
 import time
 
-from helpers.examples.simulated_gates import (
+from walkthroughs.simulated_gates import (
     CONFIDENCE,
     FIELDS,
     REGRESSED,

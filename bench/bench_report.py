@@ -2,7 +2,7 @@
 
     python bench/bench_report.py [--documents 200] [--rounds 3]
 
-Data: simulated, generated here from seeds (`helpers.examples.simulated_large`: invoices with a
+Data: simulated, generated here from seeds (`walkthroughs.simulated_large`: invoices with a
 few line items and the simulated error rates), scored once through the harness.
 
 Figures, each the median of `--rounds` interleaved rounds with its range:
@@ -46,12 +46,12 @@ def main(argv: list[str] | None = None) -> int:
     import stickler
     from strands_evals.evaluators import StructuredOutputSimilarity
 
-    from helpers.examples.invoices import Invoice
-    from helpers.examples.simulated_large import simulated_run
-    from helpers.examples.simulated_report import synthetic_content
     from helpers.harness.results import rows_from_report
     from helpers.harness.scoring import score_outputs_sync
     from helpers.report.page import render
+    from walkthroughs.invoices import Invoice
+    from walkthroughs.simulated_large import simulated_run
+    from walkthroughs.simulated_report import synthetic_content
 
     pairs = list(simulated_run(args.documents, items=4))
     cases = [case for case, _ in pairs]

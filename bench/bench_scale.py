@@ -4,7 +4,7 @@
     python -m bench.bench_scale --sizes 20:1000       pick sizes as items:documents
     python -m bench.bench_scale --rounds 5
 
-Data: the seeded SIMULATED invoices of `helpers.examples.simulated_large` (nothing recorded),
+Data: the seeded SIMULATED invoices of `walkthroughs.simulated_large` (nothing recorded),
 with N line items each and the simulated extractor's mistakes.
 
 The floor is the bare stickler loop: `eval_for(Invoice).evaluate(truth, prediction)` over the
@@ -57,14 +57,14 @@ from stickler import eval_for
 from strands_evals.evaluators import StructuredOutputSimilarity
 
 from bench.timing import MIN_ROUNDS, interleaved, median, ratio_spread, spread
-from helpers.examples.invoices import Invoice
-from helpers.examples.simulated_large import SCHEMA, simulated_run
 from helpers.harness import fast_stickler
 from helpers.harness.cases import load_cases, load_predictions
 from helpers.harness.scoring import score_stored
 from helpers.scale.batches import Scorer
 from helpers.scale.run import score_at_scale
 from helpers.score import main as score_main
+from walkthroughs.invoices import Invoice
+from walkthroughs.simulated_large import SCHEMA, simulated_run
 
 DEFAULT_SIZES = "1:2000,5:1000,20:1000,50:200,20:100"
 FLOOR = "bare stickler loop (as shipped)"
@@ -239,7 +239,7 @@ def _sessionless(report: dict) -> dict:
 WORKER_STARTUP = """
 import sys, time
 from helpers.scale import pool
-from helpers.examples.simulated_large import SCHEMA, simulated_run
+from walkthroughs.simulated_large import SCHEMA, simulated_run
 from helpers.scale.batches import Scorer
 from helpers.scale.run import score_at_scale
 pool.start_method = lambda: {method!r}

@@ -7,7 +7,7 @@
 with the speed-up, and compares byte for byte the saved report (every score, verdict, reason,
 field score and raw comparison with its counts), the rollups (`report.metrics()`) and each
 document's `non_matches`. The sets: every fixture the project scores with stickler
-(`helpers.examples.identity_runs.fixture_runs`) and `--documents` SIMULATED random `Shipment`
+(`walkthroughs.identity_runs.fixture_runs`) and `--documents` SIMULATED random `Shipment`
 documents with nested lists (`random_run`), checked in chunks on two processes. It also prints
 the time each side took. `tests/test_fast_stickler.py` runs the same check on a small sample.
 
@@ -22,8 +22,8 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from importlib.metadata import version
 
-from helpers.examples.identity_runs import Shipment, fixture_runs, random_run
 from helpers.harness import fast_stickler
+from walkthroughs.identity_runs import Shipment, fixture_runs, random_run
 
 CHUNK = 250
 

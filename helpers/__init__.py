@@ -1,6 +1,6 @@
 """The thin helper package the structured-output evaluation notebooks import.
 
-Modules are imported on their own (`from helpers.examples.invoices import Invoice`), so a notebook
+Modules are imported on their own (`from helpers.fuzzy import FuzzyEquals`), so a notebook
 that needs only `strands-agents` and `stickler-eval` never imports `strands_evals`.
 `FuzzyEquals` is also offered here, loaded on first use for the same reason.
 """

@@ -18,7 +18,7 @@ import json
 import math
 import re
 import sys
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # defined there; typeshed omits it
 from typing import Any
 
 _NUMBER = re.compile(r"(-?(?:0|[1-9]\d*))(\.\d+)?([eE][-+]?\d+)?")
@@ -86,9 +86,16 @@ def _locate(text: str) -> StrictJSONError:
     return StrictJSONError("holds a value this reader refuses", text, 0)  # not reached: the walk finds it
 
 
+def skip_blanks(text: str, position: int = 0) -> int:
+    """Where the JSON blanks from `position` on end (the pattern matches the empty string, so always matches)."""
+    blanks = _SPACE.match(text, position)
+    assert blanks is not None
+    return blanks.end()
+
+
 def _value(text: str, position: int, path: list[str | int]) -> int:
     """Check the value at `position` (after blanks) and return where it ends; raise at a refused one."""
-    position = _SPACE.match(text, position).end()
+    position = skip_blanks(text, position)
     char = text[position]
     if char == "{":
         return _object(text, position, path)
@@ -108,6 +115,7 @@ def _value(text: str, position: int, path: list[str | int]) -> int:
                 _where(path),
             )
     number = _NUMBER.match(text, position)
+    assert number is not None  # the C parser accepted the text, so what remains here is a number
     integer, fraction, exponent = number.groups()
     if fraction or exponent:
         if math.isinf(float(number.group())):
@@ -129,7 +137,7 @@ def _value(text: str, position: int, path: list[str | int]) -> int:
 
 def _object(text: str, position: int, path: list[str | int]) -> int:
     seen: set[str] = set()
-    position = _SPACE.match(text, position + 1).end()
+    position = skip_blanks(text, position + 1)
     if text[position] == "}":
         return position + 1
     while True:
@@ -139,20 +147,20 @@ def _object(text: str, position: int, path: list[str | int]) -> int:
                 f"the key {key!r} appears twice in one object; keep one of them", text, position, _where([*path, key])
             )
         seen.add(key)
-        position = _SPACE.match(text, end).end() + 1  # past the ':'
-        position = _SPACE.match(text, _value(text, position, [*path, key])).end()
+        position = skip_blanks(text, end) + 1  # past the ':'
+        position = skip_blanks(text, _value(text, position, [*path, key]))
         if text[position] == "}":
             return position + 1
-        position = _SPACE.match(text, position + 1).end()  # past the ','
+        position = skip_blanks(text, position + 1)  # past the ','
 
 
 def _array(text: str, position: int, path: list[str | int]) -> int:
-    position = _SPACE.match(text, position + 1).end()
+    position = skip_blanks(text, position + 1)
     if text[position] == "]":
         return position + 1
     index = 0
     while True:
-        position = _SPACE.match(text, _value(text, position, [*path, index])).end()
+        position = skip_blanks(text, _value(text, position, [*path, index]))
         if text[position] == "]":
             return position + 1
         position += 1  # past the ','

@@ -29,10 +29,6 @@ from helpers.attribution.leaves import (
 )
 from helpers.attribution.pairing import pairings, repairs
 from helpers.compare.reading import field_counts
-from helpers.examples.fcc.documents import fcc_cases, from_snapshot
-from helpers.examples.fcc.schema import FccInvoice
-from helpers.examples.fcc.tuned import FccInvoiceTuned
-from helpers.examples.invoices import Invoice, reference_cases
 from helpers.exchanges.fixtures import load_exchange
 from helpers.files import DATA_DIR, REPO_ROOT
 from helpers.harness.cases import load_cases, load_predictions
@@ -47,6 +43,10 @@ from helpers.harness.results import (
 )
 from helpers.harness.schema import load_schema
 from helpers.harness.scoring import score_outputs_sync
+from walkthroughs.fcc.documents import fcc_cases, from_snapshot
+from walkthroughs.fcc.schema import FccInvoice
+from walkthroughs.fcc.tuned import FccInvoiceTuned
+from walkthroughs.invoices import Invoice, reference_cases
 
 YOUR_OWN = REPO_ROOT / "examples" / "your_own_agent"
 
@@ -258,7 +258,7 @@ def test_score_failures_flag_prints_the_table(tmp_path):
         encoding="utf-8",
     )
     out = io.StringIO()
-    argv = ["--schema", "helpers.examples.invoices:Invoice", "--cases", str(cases), "--predictions", str(predictions)]
+    argv = ["--schema", "walkthroughs.invoices:Invoice", "--cases", str(cases), "--predictions", str(predictions)]
     assert main([*argv, "--out", str(tmp_path / "run.json"), "--failures"], out=out) == 0
     printed = out.getvalue()
     assert "Failures by kind (per field path, list indices folded):" in printed

@@ -119,7 +119,7 @@ def test_a_schema_imports_from_the_working_directory_without_touching_sys_path(u
     assert load_schema("user_schema:Doc").model_fields.keys() == {"title"}
     assert callable(load_task("user_schema:task"))
     assert sys.path == before
-    assert load_schema("helpers.examples.invoices:Invoice").__name__ == "Invoice"  # an installed package
+    assert load_schema("walkthroughs.invoices:Invoice").__name__ == "Invoice"  # an installed package
 
 
 @pytest.mark.parametrize(

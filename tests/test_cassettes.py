@@ -5,13 +5,11 @@ import json
 import pytest
 from strands import Agent
 
-from helpers.examples import offline_invoice
-from helpers.examples.invoices import Invoice
 from helpers.exchanges.cassettes import CassetteError, Cassettes, cassette_file_name, cassette_paths
 from helpers.exchanges.fixtures import EXCHANGES_DIR, FixtureError
 from helpers.exchanges.replay import PromptMismatchError
-
-pytestmark = pytest.mark.usefixtures("no_network")
+from walkthroughs import offline_invoice
+from walkthroughs.invoices import Invoice
 
 
 @pytest.mark.parametrize(

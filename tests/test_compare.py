@@ -36,11 +36,11 @@ from helpers.compare.runs import (
     read_run,
     verdict,
 )
-from helpers.examples import simulated_runs as sim
-from helpers.examples.invoices import Invoice, SparseInvoice
 from helpers.harness.reports import save_report
 from helpers.harness.scoring import score_outputs_sync
 from helpers.render.compare_charts import field_delta_chart
+from walkthroughs import simulated_runs as sim
+from walkthroughs.invoices import Invoice, SparseInvoice
 
 ROOT = Path(__file__).resolve().parent.parent
 RESAMPLES = 300  # enough to exercise the bootstrap; the notebook uses the default

@@ -14,10 +14,10 @@ from helpers.compare import runs
 from helpers.compare.bootstrap import joint_band
 from helpers.compare.cli import EXIT_BAD_INPUT, EXIT_FAILED, main
 from helpers.compare.runs import compare
-from helpers.examples import simulated_runs as sim
-from helpers.examples.invoices import Invoice
 from helpers.harness.reports import save_report
 from helpers.harness.scoring import score_outputs_sync
+from walkthroughs import simulated_runs as sim
+from walkthroughs.invoices import Invoice
 
 RESAMPLES = 200
 
@@ -201,7 +201,7 @@ def test_many_field_paths_are_held_a_chunk_at_a_time(tmp_path):
     from helpers.harness import results
 
     paths = [f"items.f{index:04d}" for index in range(800)]
-    header = results.ResultsHeader(schema="helpers.examples.invoices:Invoice")
+    header = results.ResultsHeader(schema="walkthroughs.invoices:Invoice")
     files = []
     for name, wrong in (("old", 0), ("new", 1)):
         with results.ResultsWriter(tmp_path / f"{name}.jsonl", header) as out:
@@ -264,7 +264,7 @@ def test_five_documents_are_too_few_and_the_command_says_so(tmp_path, small, cap
 
 
 def test_the_gate_simulation_is_reproducible_from_its_seed_and_plants_its_regression():
-    from helpers.examples import simulated_gates
+    from walkthroughs import simulated_gates
 
     first, again = (simulated_gates.simulate(30, 20, 0.12, master=5, resamples=50) for _ in range(2))
     assert all(np.array_equal(first[mode], again[mode]) for mode in ("per-field", "joint"))

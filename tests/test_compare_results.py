@@ -9,14 +9,14 @@ from strands_evals.evaluators import StructuredOutputSimilarity
 from helpers.compare.cli import EXIT_BAD_INPUT, main
 from helpers.compare.reading import MAX_COUNT, RESULTS_FORMAT, is_results_file, read_results_file
 from helpers.compare.runs import compare, compare_files
-from helpers.examples import simulated_runs as sim
-from helpers.examples.invoices import Invoice
 from helpers.harness import results
 from helpers.harness.reports import save_report
 from helpers.harness.scoring import score_outputs_sync
+from walkthroughs import simulated_runs as sim
+from walkthroughs.invoices import Invoice
 
 RESAMPLES = 300
-HEADER = results.ResultsHeader(schema="helpers.examples.invoices:Invoice")
+HEADER = results.ResultsHeader(schema="walkthroughs.invoices:Invoice")
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,10 @@ from helpers.compare import cli
 from helpers.compare.cli import EXIT_BAD_INPUT, EXIT_INTERNAL, main
 from helpers.compare.params import MAX_RESAMPLES
 from helpers.compare.reading import MAX_COUNT
-from helpers.examples import simulated_runs as sim
-from helpers.examples.invoices import Invoice
 from helpers.harness.reports import save_report
 from helpers.harness.scoring import score_outputs_sync
+from walkthroughs import simulated_runs as sim
+from walkthroughs.invoices import Invoice
 
 
 @pytest.fixture(scope="module")

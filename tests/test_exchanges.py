@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 import stickler
 
-from helpers.examples import offline_invoice
 from helpers.exchanges.fixtures import (
     EXCHANGES_DIR,
     FixtureError,
@@ -18,6 +17,7 @@ from helpers.exchanges.fixtures import (
     reassemble,
     save_exchange,
 )
+from walkthroughs import offline_invoice
 
 STORED = json.loads(offline_invoice.FIXTURE_PATH.read_text(encoding="utf-8"))
 

@@ -9,10 +9,10 @@ import pytest
 from stickler.structured_object_evaluator.models.configuration_helper import ConfigurationHelper
 from stickler.structured_object_evaluator.models.structured_model import StructuredModel
 
-from helpers.examples.identity_runs import Shipment, fixture_runs, random_run, reference_pairs
-from helpers.examples.invoices import WeightedInvoice, reference_cases
 from helpers.harness import fast_stickler
 from helpers.harness.fast_stickler import differences
+from walkthroughs.identity_runs import Shipment, fixture_runs, random_run, reference_pairs
+from walkthroughs.invoices import WeightedInvoice, reference_cases
 
 
 @pytest.mark.parametrize("name, pairs, model", [(n, p[:30], m) for n, p, m in fixture_runs()], ids=lambda v: v)

@@ -16,8 +16,12 @@ from strands.tools.structured_output.structured_output_tool import StructuredOut
 from strands_evals import Case, eval_task
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR, case_model, exchange_path, load_document_exchange
-from helpers.examples.fcc.documents import (
+from helpers.exchanges.fixtures import Exchange, FixtureError
+from helpers.harness.scoring import score_task
+from helpers.services.bedrock import CredentialsError
+from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR, case_model, exchange_path, load_document_exchange
+from walkthroughs.fcc.datasets_server import SERVICE, DatasetsServerClient, DatasetsServerError, SnapshotError
+from walkthroughs.fcc.documents import (
     DATASET,
     DOCUMENT_COUNT,
     LIVE_SNAPSHOT_PATH,
@@ -31,14 +35,10 @@ from helpers.examples.fcc.documents import (
     schema_differences,
     select_documents,
 )
-from helpers.examples.fcc.run import exchanges_summary, open_run, progress, source_lines
-from helpers.examples.fcc.schema import MAX_TEXT_CHARS, PROMPT, FccInvoice, FccLineItem, build_prompt
-from helpers.examples.fcc.task import extract
-from helpers.examples.fcc.tuned import FccInvoiceTuned, FccLineItemTuned, date_comparison
-from helpers.exchanges.fixtures import Exchange, FixtureError
-from helpers.harness.scoring import score_task
-from helpers.services.bedrock import CredentialsError
-from helpers.services.datasets_server import SERVICE, DatasetsServerClient, DatasetsServerError, SnapshotError
+from walkthroughs.fcc.run import exchanges_summary, open_run, progress, source_lines
+from walkthroughs.fcc.schema import MAX_TEXT_CHARS, PROMPT, FccInvoice, FccLineItem, build_prompt
+from walkthroughs.fcc.task import extract
+from walkthroughs.fcc.tuned import FccInvoiceTuned, FccLineItemTuned, date_comparison
 
 LABEL = {
     "Agency": "A",
@@ -254,6 +254,7 @@ def test_a_recorded_exchange_for_the_wrong_document_is_refused(tmp_path):
         load_document_exchange("hand-authored-03", tmp_path)
 
 
+@pytest.mark.local_servers
 def test_live_mode_with_no_network_ends_fast_naming_the_service(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -266,12 +267,12 @@ def test_live_mode_with_no_network_ends_fast_naming_the_service(tmp_path):
     assert not (tmp_path / "live.json").exists()
 
 
-def test_live_mode_without_credentials_names_aws_profile_before_any_download(no_aws_credentials, no_network):
+def test_live_mode_without_credentials_names_aws_profile_before_any_download(no_aws_credentials):
     with pytest.raises(CredentialsError, match="AWS_PROFILE"):
         open_run("live")
 
 
-def test_replay_opens_no_socket_and_its_first_lines_say_hand_authored(no_network):
+def test_replay_opens_no_socket_and_its_first_lines_say_hand_authored():
     run = open_run("replay")
     assert (run.mode, run.model) == ("replay", None)
     assert run.provenance == [
@@ -323,9 +324,9 @@ def run_experiment(evaluator, task, cases):
 
 
 @pytest.fixture(scope="module")
-def replayed(refusing_connections):
+def replayed(network_guard):
     """The notebook's run in replay mode, once for the tests that read it, with every connection refused."""
-    with refusing_connections():
+    with network_guard.refusing_all():
         return _replay_the_notebook_run()
 
 
@@ -438,8 +439,8 @@ def test_the_notebook_shows_the_task_the_recorder_runs():
 
     import nbformat
 
-    from helpers.examples.fcc import task
     from helpers.files import REPO_ROOT
+    from walkthroughs.fcc import task
 
     notebook = nbformat.read(REPO_ROOT / "examples" / "notebooks" / "Strands_Evals_FCC_Live_Agent.ipynb", 4)
     shown = [
@@ -495,15 +496,15 @@ def test_a_snapshot_that_selects_fewer_than_five_documents_is_refused(tmp_path):
         from_snapshot(_copy_snapshot(tmp_path, shorten))
 
 
-def test_the_general_score_command_replays_the_fcc_cassettes_to_the_notebook_numbers(tmp_path, no_network):
+def test_the_general_score_command_replays_the_fcc_cassettes_to_the_notebook_numbers(tmp_path):
     import io
 
     from helpers import score
-    from helpers.examples.fcc.documents import CASES_PATH
+    from walkthroughs.fcc.documents import CASES_PATH
 
     out = io.StringIO()
-    argv = ["--schema", "helpers.examples.fcc.schema:FccInvoice", "--cases", str(CASES_PATH)]
-    argv += ["--task", "helpers.examples.fcc.task:extract", "--cassettes", str(FCC_EXCHANGES_DIR)]
+    argv = ["--schema", "walkthroughs.fcc.schema:FccInvoice", "--cases", str(CASES_PATH)]
+    argv += ["--task", "walkthroughs.fcc.task:extract", "--cassettes", str(FCC_EXCHANGES_DIR)]
     code = score.main([*argv, "--out", str(tmp_path / "run.json")], out=out)
     assert code == score.EXIT_OK, out.getvalue()
     assert "Overall score 0.838; 5 of 5 case(s) pass." in out.getvalue()

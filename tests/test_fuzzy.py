@@ -20,8 +20,8 @@ from strands_evals.eval_task_handler import eval_task
 from strands_evals.types.evaluation import EvaluationData
 
 import helpers
-from helpers.examples.invoices import Invoice, LineItem, reference_cases
 from helpers.fuzzy.evaluator import MAX_DEPTH, MAX_DIFFERENCES, UNSET, FuzzyEquals
+from walkthroughs.invoices import Invoice, LineItem, reference_cases
 
 FLAGS = ["ignore_order", "ignore_key_order", "case_sensitive", "ignore_whitespace", "subset_mode", "type_coercion"]
 TOLERANCES = ["numeric_tolerance", "absolute_tolerance"]

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import record_fcc, score
-from helpers.examples.fcc.documents import from_snapshot
+from helpers import score
 from tests.test_record_fcc import copy_committed_fcc, fake, tool_turn
+from walkthroughs.fcc import record as record_fcc
+from walkthroughs.fcc.documents import from_snapshot
 
 __all__ = ["serve", "server"]  # fixtures, imported for the tests below
 from tests.test_record_fcc import serve, server  # the local rows server fixtures
@@ -84,8 +85,8 @@ def test_score_reads_the_old_set_after_a_killed_switch(killed):
     snapshot, cases, exchanges, before, _, _ = killed
     out = io.StringIO()
     code = score.main(
-        ["--schema", "helpers.examples.fcc.schema:FccInvoice", "--cases", str(cases)]
-        + ["--task", "helpers.examples.fcc.task:extract", "--cassettes", str(exchanges)]
+        ["--schema", "walkthroughs.fcc.schema:FccInvoice", "--cases", str(cases)]
+        + ["--task", "walkthroughs.fcc.task:extract", "--cassettes", str(exchanges)]
         + ["--out", str(snapshot.parent.parent / "run.json")],
         out=out,
     )

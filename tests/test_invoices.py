@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from helpers.examples.invoices import REFERENCE_CASES, CaseFileError, Invoice, load_cases, reference_cases, sparse_cases
+from walkthroughs.invoices import REFERENCE_CASES, CaseFileError, Invoice, load_cases, reference_cases, sparse_cases
 
 
 def write(tmp_path, document) -> str:

@@ -12,9 +12,9 @@ import nbformat
 import pytest
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.examples.invoices import Invoice, reference_cases
 from helpers.harness.reports import save_report
 from scripts import make_compare, notebooks
+from walkthroughs.invoices import Invoice, reference_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 

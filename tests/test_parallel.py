@@ -13,8 +13,6 @@ import pytest
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.examples.invoices import Invoice, reference_cases
-from helpers.examples.simulated_large import SCHEMA, simulated_run
 from helpers.harness.reports import load_report
 from helpers.harness.results import COUNTS, Counts, iter_results, rows_from_report, sum_counts
 from helpers.harness.schema import load_schema
@@ -25,6 +23,8 @@ from helpers.scale.batches import Scorer
 from helpers.scale.engine import Engine, EngineError, open_engine
 from helpers.scale.progress import FinalLine
 from helpers.scale.run import _fan_out, batches, score_at_scale
+from walkthroughs.invoices import Invoice, reference_cases
+from walkthroughs.simulated_large import SCHEMA, simulated_run
 
 
 def mixed_run() -> list[tuple[Case, object]]:
@@ -52,10 +52,13 @@ def single(run_pairs):
 
 
 @pytest.fixture(scope="module")
-def local_cluster():
-    """One local Dask cluster of 2 worker processes for the module, started as `--cluster local` starts it."""
+def local_cluster(network_guard):
+    """One local Dask cluster of 2 worker processes for the module, started as `--cluster local` starts it.
+
+    It talks to its workers on 127.0.0.1, so the network guard allows loopback while it runs.
+    """
     pytest.importorskip("distributed")
-    with open_engine(2, "local") as engine:
+    with network_guard.allowing_loopback(), open_engine(2, "local") as engine:
         yield engine
 
 
@@ -244,6 +247,7 @@ def test_missing_dask_names_the_install(monkeypatch):
             pass
 
 
+@pytest.mark.local_servers
 def test_unreachable_scheduler_says_how_to_start_one(monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.setattr(engine_module, "CONNECT_SECONDS", 1.0)
@@ -296,6 +300,7 @@ def score_command(folder, *extra):
     return code, out.getvalue()
 
 
+@pytest.mark.local_servers
 def test_score_with_workers_and_a_local_cluster_writes_the_one_process_report(order_project, monkeypatch):
     monkeypatch.chdir(order_project)
     monkeypatch.delitem(sys.modules, "order_schema", raising=False)

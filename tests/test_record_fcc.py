@@ -1,4 +1,4 @@
-"""`python -m helpers.record_fcc` with a stand-in provider and a local datasets server: no network.
+"""`python -m walkthroughs.fcc.record` with a stand-in provider and a local datasets server: no network.
 
 The local server serves the committed snapshot's rows through `/rows` (or a fault); the provider
 is a `ReplayModel` over an in-memory exchange, so the real `Agent`, `RecordingModel` and the
@@ -23,16 +23,16 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from helpers import record_fcc
-from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_path, load_document_exchange
-from helpers.examples.fcc.documents import CASES_PATH, SNAPSHOT_PATH, case_lines, from_snapshot
-from helpers.examples.fcc.schema import FccInvoice
 from helpers.exchanges.cassettes import Cassettes
 from helpers.exchanges.fixtures import Exchange
 from helpers.exchanges.replay import ReplayModel, turn_events
 from helpers.harness.cases import load_cases
-from helpers.services.datasets_server import SERVICE, read_snapshot
 from tests.servers.local import LocalServer
+from walkthroughs.fcc import record as record_fcc
+from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_path, load_document_exchange
+from walkthroughs.fcc.datasets_server import SERVICE, read_snapshot
+from walkthroughs.fcc.documents import CASES_PATH, SNAPSHOT_PATH, case_lines, from_snapshot
+from walkthroughs.fcc.schema import FccInvoice
 
 PAGE = read_snapshot(SNAPSHOT_PATH).pages[0]
 USAGE = {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}
@@ -77,13 +77,13 @@ class RowsServer(LocalServer):
 
 
 @pytest.fixture
-def server():
+def server(local_servers):
     with RowsServer() as rows:
         yield rows
 
 
 @pytest.fixture
-def serve():
+def serve(local_servers):
     """Start a server with a custom responder; every one started is closed after the test."""
     with ExitStack() as started:
         yield lambda respond: started.enter_context(RowsServer(respond))
@@ -401,8 +401,8 @@ def test_the_general_recorder_alone_records_cassettes_the_fcc_replay_accepts(tmp
     from helpers import record
 
     out = io.StringIO()
-    argv = ["--schema", "helpers.examples.fcc.schema:FccInvoice", "--cases", str(CASES_PATH)]
-    argv += ["--task", "helpers.examples.fcc.task:extract", "--cassettes", str(tmp_path)]
+    argv = ["--schema", "walkthroughs.fcc.schema:FccInvoice", "--cases", str(CASES_PATH)]
+    argv += ["--task", "walkthroughs.fcc.task:extract", "--cassettes", str(tmp_path)]
     code = record.main(argv, model_factory=fake([tool_turn(n) for n in range(5)]), out=out)
     assert code == record.EXIT_OK, out.getvalue()
     for document in from_snapshot().documents:

@@ -1,4 +1,4 @@
-"""`python -m helpers.record_fcc` end to end through both live clients, against local stand-ins.
+"""`python -m walkthroughs.fcc.record` end to end through both live clients, against local stand-ins.
 
 No model stand-in: the recorder's own credentials check, `live_model` and the real boto3 client
 meet `tests/servers/bedrock.py` (boto3's endpoint override, dummy credentials), and the real
@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from botocore.config import Config
 
-from helpers import record_fcc
-from helpers.examples.fcc.documents import SNAPSHOT_PATH
-from helpers.services.datasets_server import read_snapshot
 from tests.servers.bedrock import BedrockServer, bedrock_environment, tool_use_stream
 from tests.servers.datasets import DatasetsServer
 from tests.test_record_fcc import copy_committed_fcc
+from walkthroughs.fcc import record as record_fcc
+from walkthroughs.fcc.datasets_server import read_snapshot
+from walkthroughs.fcc.documents import SNAPSHOT_PATH
 
 FAST = Config(connect_timeout=0.5, read_timeout=0.5, retries={"mode": "standard", "total_max_attempts": 1})
 PAGE = read_snapshot(SNAPSHOT_PATH).pages[0]
@@ -29,7 +29,7 @@ PAYLOAD = {"Agency": "A", "Advertiser": "B", "LineItems": [{"LineItemRate": 1.0}
 
 
 @pytest.fixture
-def services(monkeypatch, no_aws_credentials):
+def services(monkeypatch, no_aws_credentials, local_servers):
     with BedrockServer() as bedrock, DatasetsServer() as rows:
         for name, value in bedrock_environment(bedrock.url).items():
             monkeypatch.setenv(name, value)

@@ -27,7 +27,7 @@ FAST = Config(connect_timeout=0.5, read_timeout=0.5, retries={"mode": "standard"
 
 
 @pytest.fixture
-def bedrock(monkeypatch, no_aws_credentials):
+def bedrock(monkeypatch, no_aws_credentials, local_servers):
     with BedrockServer() as server:
         for name, value in bedrock_environment(server.url).items():
             monkeypatch.setenv(name, value)
@@ -49,9 +49,9 @@ def contents(folder: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
 
 
-def run_record(cassettes: Path, task: str = "helpers.examples.offline_invoice:task") -> tuple[int, str]:
+def run_record(cassettes: Path, task: str = "walkthroughs.offline_invoice:task") -> tuple[int, str]:
     out = io.StringIO()
-    argv = ["--schema", "helpers.examples.invoices:Invoice", "--cases", str(CASES), "--task", task]
+    argv = ["--schema", "walkthroughs.invoices:Invoice", "--cases", str(CASES), "--task", task]
     code = record.main([*argv, "--cassettes", str(cassettes)], out=out)
     return code, out.getvalue()
 
@@ -134,9 +134,9 @@ def test_a_credential_process_printing_non_json_is_a_clear_credentials_error(
 
 def test_native_structured_output_is_recorded_and_replays_as_faithfully_as_a_tool_call(bedrock, cassettes):
     """A model that rejects forced tool choice: Strands falls back to native output, answered as JSON text."""
-    from helpers.examples import offline_invoice
     from helpers.exchanges.fixtures import load_exchange
     from helpers.exchanges.replay import ReplayModel
+    from walkthroughs import offline_invoice
 
     truth = offline_invoice.GROUND_TRUTH.model_dump(mode="json")
     refusal = ("error", 400, "ValidationException", "This model doesn't support the toolConfig.toolChoice field.")
@@ -147,8 +147,8 @@ def test_native_structured_output_is_recorded_and_replays_as_faithfully_as_a_too
     ]
     model_id = "test.native-output-only-v1"  # Strands remembers per model id which mechanisms it rejects
     out = io.StringIO()
-    argv = ["--schema", "helpers.examples.invoices:Invoice", "--cases", str(CASES)]
-    argv += ["--task", "helpers.examples.offline_invoice:task", "--cassettes", str(cassettes), "--model-id", model_id]
+    argv = ["--schema", "walkthroughs.invoices:Invoice", "--cases", str(CASES)]
+    argv += ["--task", "walkthroughs.offline_invoice:task", "--cassettes", str(cassettes), "--model-id", model_id]
     assert record.main(argv, out=out) == 0, out.getvalue()
     assert "outputConfig" in bedrock.requests[2]["body"]  # the native request, after the forced one was refused
     exchange = load_exchange(cassettes / BUNDLED.name, tool_name="Invoice", output_model=offline_invoice.OUTPUT_MODEL)

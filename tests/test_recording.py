@@ -16,7 +16,6 @@ from strands import Agent
 from strands.models import Model
 
 from helpers import record
-from helpers.examples import offline_invoice
 from helpers.exchanges import recording
 from helpers.exchanges.fixtures import load_exchange, prompt_sha256
 from helpers.exchanges.recording import (
@@ -26,12 +25,10 @@ from helpers.exchanges.recording import (
     describe_changes,
 )
 from helpers.exchanges.replay import ReplayModel
+from walkthroughs import offline_invoice
 
 USAGE = {"inputTokens": 1200, "outputTokens": 150, "totalTokens": 1350, "cacheReadInputTokens": 0}
 CORRECT = offline_invoice.GROUND_TRUTH.model_dump(mode="json")
-
-
-pytestmark = pytest.mark.usefixtures("no_network")
 
 
 class ScriptedModel(Model):
@@ -190,11 +187,11 @@ def make_record_argv(cassettes):
     """What `make record` runs, pointed at another cassette folder."""
     return [
         "--schema",
-        "helpers.examples.invoices:Invoice",
+        "walkthroughs.invoices:Invoice",
         "--cases",
         str(offline_invoice.CASES_PATH),
         "--task",
-        "helpers.examples.offline_invoice:task",
+        "walkthroughs.offline_invoice:task",
         "--cassettes",
         str(cassettes),
     ]

@@ -8,7 +8,7 @@ import pytest
 from strands_evals.evaluators import Equals, StructuredOutputReport, StructuredOutputSimilarity
 from strands_evals.types.evaluation import EvaluationData
 
-from helpers.examples.invoices import (
+from walkthroughs.invoices import (
     Invoice,
     SparseInvoice,
     WeightedInvoice,
@@ -206,7 +206,7 @@ def test_the_vendor_comparator_ignores_case_and_spacing_but_not_a_lost_space():
 
 
 def test_a_stricter_match_threshold_moves_a_wrong_description_out_of_the_leaf_rows(score_reference):
-    from helpers.examples.invoices import ReferenceCase
+    from walkthroughs.invoices import ReferenceCase
 
     perfect = reference_cases()[0]
     item = perfect.ground_truth.line_items[0].model_copy(update={"description": "Sprocket"})

@@ -9,8 +9,6 @@ from strands import Agent
 from strands.tools.structured_output.structured_output_tool import StructuredOutputTool
 from strands.types.exceptions import EventLoopException
 
-from helpers.examples import offline_invoice
-from helpers.examples.invoices import Invoice
 from helpers.exchanges.fixtures import Exchange, load_exchange, prompt_sha256
 from helpers.exchanges.replay import (
     PromptMismatchError,
@@ -20,12 +18,11 @@ from helpers.exchanges.replay import (
     strands_log,
     turn_events,
 )
+from walkthroughs import offline_invoice
+from walkthroughs.invoices import Invoice
 
 EXCHANGE = load_exchange(offline_invoice.FIXTURE_PATH, tool_name="Invoice")
 USAGE = {"inputTokens": 10, "outputTokens": 4, "totalTokens": 14}
-
-
-pytestmark = pytest.mark.usefixtures("no_network")
 
 
 def collect(model: ReplayModel, tool_specs=None) -> list[dict]:

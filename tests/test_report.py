@@ -16,16 +16,16 @@ from matplotlib import image
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.examples.invoices import Invoice, reference_cases
-from helpers.examples.simulated_report import synthetic_content
 from helpers.harness.reports import save_report
 from helpers.harness.results import ResultsHeader, ResultsWriter, rows_from_report
 from helpers.harness.scoring import score_outputs_sync
 from helpers.report.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, main
 from helpers.report.page import PAGE_SIZE, render
 from tests.servers.chromium import Browser, chromium_or_skip
+from walkthroughs.invoices import Invoice, reference_cases
+from walkthroughs.simulated_report import synthetic_content
 
-SCHEMA = "helpers.examples.invoices:Invoice"
+SCHEMA = "walkthroughs.invoices:Invoice"
 GATES = ["--gate", "overall >= 0.5", "--gate", "total_amount.precision >= 0.9"]
 
 
@@ -148,8 +148,9 @@ def test_a_10000_document_page_is_one_page_of_html_and_compact_json(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with Browser(chromium_or_skip()) as running:
+def browser(network_guard):
+    """One headless Chromium for the module; the tests drive it on 127.0.0.1, allowed while it runs."""
+    with network_guard.allowing_loopback(), Browser(chromium_or_skip()) as running:
         yield running
 
 

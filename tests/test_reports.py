@@ -3,8 +3,8 @@
 import pytest
 from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSimilarity
 
-from helpers.examples.invoices import Invoice, reference_cases
 from helpers.harness.reports import load_report, save_report
+from walkthroughs.invoices import Invoice, reference_cases
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ import pytest
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.examples.invoices import Invoice, reference_cases
 from helpers.harness.results import (
     COUNTS,
     Counts,
@@ -24,8 +23,9 @@ from helpers.harness.results import (
     sum_counts,
 )
 from helpers.harness.scoring import score_outputs_sync
+from walkthroughs.invoices import Invoice, reference_cases
 
-HEADER = ResultsHeader(schema="helpers.examples.invoices:Invoice")
+HEADER = ResultsHeader(schema="walkthroughs.invoices:Invoice")
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +64,8 @@ def test_round_trip_streams_the_same_rows(report, tmp_path):
         for row in rows:
             writer.write(row)
     assert writer.count == len(rows)
-    assert read_header(path).schema_ == "helpers.examples.invoices:Invoice"
-    assert json.loads(path.read_text().splitlines()[0])["schema"] == "helpers.examples.invoices:Invoice"
+    assert read_header(path).schema_ == "walkthroughs.invoices:Invoice"
+    assert json.loads(path.read_text().splitlines()[0])["schema"] == "walkthroughs.invoices:Invoice"
     assert list(iter_results(path)) == rows
     frame = results_frame(path)
     assert list(frame["name"]) == [row.name for row in rows]

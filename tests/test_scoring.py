@@ -9,10 +9,10 @@ from strands_evals import Case
 from strands_evals.evaluators import Equals, Evaluator, StructuredOutputSimilarity
 from strands_evals.types.evaluation import EvaluationOutput
 
-from helpers.examples.identity_runs import Shipment, random_run, reference_pairs
-from helpers.examples.invoices import Invoice, reference_cases
-from helpers.examples.simulated_large import simulated_run
 from helpers.harness.scoring import score_outputs_sync, score_stored
+from walkthroughs.identity_runs import Shipment, random_run, reference_pairs
+from walkthroughs.invoices import Invoice, reference_cases
+from walkthroughs.simulated_large import simulated_run
 
 
 class Raises(Evaluator):

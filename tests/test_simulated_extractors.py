@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from helpers.examples import simulated_runs as sim
-from helpers.examples.invoices import Invoice
+from walkthroughs import simulated_runs as sim
+from walkthroughs.invoices import Invoice
 
 
 @pytest.fixture(scope="module")

@@ -2,14 +2,17 @@
 
 `pip install .` brings the scoring libraries only; JupyterLab, the kernel, matplotlib and jinja2
 come with the `notebooks` extra. The commands must therefore never import them, and the modules
-that need them must say which extra to install.
+that need them must say which extra to install. The bundled examples' code (`walkthroughs`, in
+examples/) is a second package that `make setup` installs and the root wheel leaves out.
 """
 
+import ast
 import importlib
 import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -18,10 +21,10 @@ from helpers.files import REPO_ROOT
 from helpers.harness.schema import SchemaError, load_schema
 
 SAMPLE = REPO_ROOT / "examples" / "your_own_agent"
+WALKTHROUGHS = REPO_ROOT / "examples" / "walkthroughs"
 NOTEBOOK_LIBRARIES = ("matplotlib", "jinja2", "IPython", "ipykernel", "jupyterlab", "jupyter_server")
 SCRIPTS = Path(sys.executable).parent
 
-pytestmark = pytest.mark.usefixtures("no_network")
 
 # Scores the sample both ways and compares the two runs in one process, then names every library of
 # the notebooks extra that got imported on the way.
@@ -108,3 +111,38 @@ def test_from_that_folder_python_m_finds_the_users_module_and_the_console_script
     refused = run([SCRIPTS / "eval-score", *args], clashing_folder)
     assert refused.returncode == 2 and "shares its name with this project's `helpers` package" in refused.stdout
     assert not (clashing_folder / "r.json").exists()
+
+
+def wheel_modules(folder: Path) -> set[str]:
+    """Build the root project's wheel as `pip install .` would (hatchling, offline) and list its .py files."""
+    build = "import sys; from hatchling.build import build_wheel; print(build_wheel(sys.argv[1]))"
+    done = subprocess.run(
+        [sys.executable, "-c", build, str(folder)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    with zipfile.ZipFile(folder / done.stdout.split()[-1]) as wheel:
+        return {name for name in wheel.namelist() if name.endswith(".py")}
+
+
+def test_the_root_wheel_ships_helpers_whole_and_no_example_code(tmp_path):
+    shipped = wheel_modules(tmp_path)
+    ours = {path.relative_to(REPO_ROOT).as_posix() for path in (REPO_ROOT / "helpers").rglob("*.py")}
+    assert shipped == ours  # every module of helpers, and nothing else
+    assert "helpers/harness/scoring.py" in shipped and "helpers/files.py" in shipped
+    examples = {path.relative_to(WALKTHROUGHS).as_posix() for path in WALKTHROUGHS.rglob("*.py")}
+    assert {"invoices.py", "fcc/record.py", "fcc/datasets_server.py"} <= examples
+    for module in examples:  # neither where it lives now nor where it lived before
+        assert f"walkthroughs/{module}" not in shipped and f"helpers/examples/{module}" not in shipped
+    assert not {"helpers/record_fcc.py", "helpers/services/datasets_server.py"} & shipped
+
+
+def test_no_module_of_helpers_imports_the_examples():
+    for path in sorted((REPO_ROOT / "helpers").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            assert not [name for name in names if name.split(".")[0] == "walkthroughs"], f"{path} imports walkthroughs"

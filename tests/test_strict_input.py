@@ -10,7 +10,6 @@ import sys
 import pytest
 
 from helpers.harness.names import name_problem
-from helpers.services.datasets_server import SnapshotError, read_snapshot
 from tests.test_command_outputs import replay_args
 from tests.test_score_command import (
     TASK_MODULE,
@@ -21,9 +20,9 @@ from tests.test_score_command import (
     run_record,
     run_score,
 )
+from walkthroughs.fcc.datasets_server import SnapshotError, read_snapshot
 
 __all__ = ["project"]  # the fixture, imported for the tests below
-pytestmark = pytest.mark.usefixtures("no_network")
 
 
 def edit_line(path, number: int, old: str, new: str) -> None:

@@ -8,7 +8,6 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.examples.invoices import Invoice, reference_cases
 from helpers.render.charts import case_scores_chart, field_f1_chart
 from helpers.render.tables import (
     KEYS_NOTE,
@@ -26,6 +25,7 @@ from helpers.render.tables import (
     weakest_fields,
 )
 from helpers.render.text import text_table
+from walkthroughs.invoices import Invoice, reference_cases
 
 FIELD_METRICS = {
     "invoice_id": {

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 
 from helpers.compare.params import COUNTS, CompareError
 from helpers.harness.names import name_problem
+from helpers.strict_json import skip_blanks
 
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the rows this module reads
 MAX_COUNT = 10**9  # more of one count on one field of one document is not a real comparison
@@ -332,22 +332,21 @@ class _Foreign(ValueError):
     """The file is JSON but not shaped like a saved report."""
 
 
-_SPACE = re.compile(r"[ \t\n\r]*")
 _DECODE = json.JSONDecoder().raw_decode
 _READ = object()  # stands for a case's results once the builder has taken them
 
 
 def _array(text: str, start: int, each: Callable[[Any], None]) -> int:
     """Hand each element of the JSON array starting at `start` to `each`; return the index after the array."""
-    position = _SPACE.match(text, start + 1).end()
+    position = skip_blanks(text, start + 1)
     if text.startswith("]", position):
         return position + 1
     while True:
         value, position = _DECODE(text, position)
         each(value)
-        position = _SPACE.match(text, position).end()
+        position = skip_blanks(text, position)
         if text.startswith(",", position):
-            position = _SPACE.match(text, position + 1).end()
+            position = skip_blanks(text, position + 1)
         elif text.startswith("]", position):
             return position + 1
         else:
@@ -377,27 +376,27 @@ def _report_arrays(text: str, builder: _Builder) -> None:
     def add_case(case: Any) -> None:
         cases.append(_keep(case))
 
-    position = _SPACE.match(text).end()
+    position = skip_blanks(text)
     if not text.startswith("{", position):
         raise _Foreign("the file holds no JSON object")
-    position = _SPACE.match(text, position + 1).end()
+    position = skip_blanks(text, position + 1)
     while not text.startswith("}", position):
         key, position = _DECODE(text, position)
-        position = _SPACE.match(text, position).end()
+        position = skip_blanks(text, position)
         if not isinstance(key, str) or not text.startswith(":", position):
             raise json.JSONDecodeError("expected a key and ':'", text, position)
-        position = _SPACE.match(text, position + 1).end()
+        position = skip_blanks(text, position + 1)
         if key in ("cases", "detailed_results") and text.startswith("[", position):
             found.add(key)
             position = _array(text, position, add_case if key == "cases" else add_result)
         else:
             _, position = _DECODE(text, position)
-        position = _SPACE.match(text, position).end()
+        position = skip_blanks(text, position)
         if text.startswith(",", position):
-            position = _SPACE.match(text, position + 1).end()
+            position = skip_blanks(text, position + 1)
         elif not text.startswith("}", position):
             raise json.JSONDecodeError("expected ',' or '}' after a value", text, position)
-    if _SPACE.match(text, position + 1).end() != len(text):
+    if skip_blanks(text, position + 1) != len(text):
         raise json.JSONDecodeError("extra data after the report", text, position + 1)
     if found != {"cases", "detailed_results"}:
         raise _Foreign("the file has no 'cases' and 'detailed_results' lists")

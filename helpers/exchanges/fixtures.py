@@ -277,13 +277,13 @@ def _parse_calls(
         structured_output_by_provider=by_provider,
     )
     if tool_name is not None:
-        number, output = _final_output(exchange, tool_name)
-        if number is None:
+        last, output = _final_output(exchange, tool_name)
+        if last is None:
             checker.fail(
                 f"no call ends in the structured output: neither a `{tool_name}` tool use nor a JSON object as text"
             )
         if output_model is not None:
-            checker.validates(output, output_model, number, "response")
+            checker.validates(output, output_model, last, "response")
     return exchange
 
 
@@ -461,8 +461,7 @@ class _Checker:
                 f"field 'toolUse.name' is {block['name']!r}, not the model the notebook asks for ({tool_name!r})",
                 number,
             )
-        chunks = block.get("inputChunks")
-        self.chunks("toolUse.inputChunks", chunks, number)
+        chunks = self.chunks("toolUse.inputChunks", block.get("inputChunks"), number)
         try:
             assembled = reassemble(chunks)
         except json.JSONDecodeError as exc:
@@ -505,9 +504,10 @@ class _Checker:
         if usage_here:
             self.usage("text.usage", block.get("usage"), number)
 
-    def chunks(self, field: str, chunks: Any, number: int) -> None:
+    def chunks(self, field: str, chunks: Any, number: int) -> list[str]:
         if not isinstance(chunks, list) or not chunks or not all(isinstance(c, str) for c in chunks):
             self.fail(f"field '{field}' must be a non-empty list of strings, as streamed", number)
+        return chunks
 
     def usage(self, field: str, usage: Any, number: int) -> None:
         if not isinstance(usage, dict):

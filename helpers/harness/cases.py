@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -45,6 +45,9 @@ class _Named(BaseModel):
         if problem is not None:
             raise ValueError(problem)
         return name
+
+
+_Line = TypeVar("_Line", bound=_Named)
 
 
 class CaseRecord(_Named):
@@ -132,7 +135,7 @@ def load_predictions(path: Path | str, schema: type[BaseModel], cases: Sequence[
     return outputs
 
 
-def _records(path: Path | str, model: type[BaseModel], kind: str) -> list[tuple[int, Any]]:
+def _records(path: Path | str, model: type[_Line], kind: str) -> list[tuple[int, _Line]]:
     """`(line number, record)` for every non-blank line, with names checked unique."""
     path = Path(path)
     fix = f"fix the line so it is one JSON object per line, as in the {kind} file format"
@@ -150,7 +153,7 @@ def _records(path: Path | str, model: type[BaseModel], kind: str) -> list[tuple[
         raise CaseFileError(
             file_error(path, f"not UTF-8 text (byte {exc.start})", "save the file as UTF-8", line=line)
         ) from exc
-    records: list[tuple[int, Any]] = []
+    records: list[tuple[int, _Line]] = []
     first_line: dict[str, int] = {}
     # Lines end at "\n" only: U+2028 and the like may stand inside a JSON string.
     for number, content in enumerate(text.split("\n"), start=1):

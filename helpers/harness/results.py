@@ -20,7 +20,7 @@ document of a run gives the counts of `report.metrics().field_metrics`, path by 
 the match threshold. A header with `"failures": true` says the rows carry it; files written before
 it existed read as before, with no failures.
 
-    with ResultsWriter("run.results.jsonl", ResultsHeader(schema="helpers.examples.invoices:Invoice")) as out:
+    with ResultsWriter("run.results.jsonl", ResultsHeader(schema="my_schema:Invoice")) as out:
         for row in rows_from_report(report):
             out.write(row)
     for row in iter_results("run.results.jsonl"):
@@ -36,7 +36,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stickler import aggregate_from_comparisons
@@ -48,8 +48,8 @@ from helpers.files import StagedFile, settle
 if TYPE_CHECKING:  # importing strands_evals costs seconds; readers of a results file never need it
     from strands_evals.evaluators import StructuredOutputReport
 
-FORMAT = "structured-output-results"
-VERSION = 1
+FORMAT: Final = "structured-output-results"
+VERSION: Final = 1
 COUNTS = ("tp", "fa", "fd", "fp", "tn", "fn")
 UNREADABLE_FAILURES = {OUTPUT_PATH: {UNREADABLE: 1}}
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the evaluator's scored rows
@@ -84,7 +84,7 @@ class Counts(BaseModel):
 class ResultsHeader(BaseModel):
     """The first line: what the rows are, so a reader refuses a file of another kind or schema."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow")
 
     format: Literal["structured-output-results"] = FORMAT
     version: Literal[1] = VERSION

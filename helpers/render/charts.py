@@ -38,7 +38,7 @@ def evaluator_colours(labels: list[str]) -> dict[str, str]:
     spare = iter(OTHER_COLOURS * (1 + len(labels) // len(OTHER_COLOURS)))
     colours = {}
     for label in labels:
-        name = re.match(r"\w*", label).group(0)
+        name = re.split(r"\W", label, maxsplit=1)[0]  # the leading word: the class name
         colours[label] = EVALUATOR_COLOURS.get(name) or next(spare)
     return colours
 

@@ -31,7 +31,10 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # Dask is optional: imported at run time only where a cluster is asked for
+    from distributed import Client
 
 INSTALL_HINT = "pip install '.[cluster]' (or pip install 'dask[distributed]')"
 CONNECT_SECONDS = 10.0
@@ -128,7 +131,7 @@ def open_engine(workers: int = 1, cluster: str | None = None, batch_timeout: flo
             client.get_executor(pure=False),
             max(1, sum(threads.values())),
             name,
-            client.scheduler.address,
+            client.scheduler.address if client.scheduler is not None else None,  # None once disconnected
             _scheduler_problem(client, cluster),
         )
 
@@ -158,7 +161,7 @@ def bounded(call: Callable[[], Any], what: str, seconds: float | None = None) ->
     return answer["value"]
 
 
-def _scheduler_problem(client: Any, cluster: str) -> Callable[[], str | None]:
+def _scheduler_problem(client: Client, cluster: str) -> Callable[[], str | None]:
     """A check the fan-out calls while it waits: the sentence to stop with once the scheduler is lost."""
     lost_since: list[float] = []  # when the client was first seen not running
 
@@ -187,7 +190,7 @@ def require_dask() -> None:
 
 
 @contextmanager
-def _dask_client(workers: int, cluster: str) -> Iterator[tuple[object, str]]:
+def _dask_client(workers: int, cluster: str) -> Iterator[tuple[Client, str]]:
     """A Dask client on a new local cluster or a running scheduler; Dask is imported only here."""
     require_dask()
     from distributed import Client, LocalCluster

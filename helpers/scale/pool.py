@@ -171,6 +171,7 @@ class WorkerPool(Executor):
                     self._start_failures = 0
                     continue
                 ok, value = message
+                assert worker.job is not None  # a worker replies only to the batch it was sent
                 future, _ = worker.job
                 worker.job = None
                 future.set_result(value) if ok else _fail(future, value)
@@ -238,7 +239,8 @@ def worker_main(connection: Connection, parent: int) -> None:
     as in an install without the notebooks.
     """
     _end_with_parent(parent)
-    sys.modules.setdefault("rfc3987_syntax", None)  # see above: an ImportError for jsonschema's optional import
+    # See above: None makes the import raise ImportError (documented; typeshed allows only modules).
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     import helpers.scale.batches  # noqa: F401  (the imports every batch needs, before saying ready)
 
     connection.send("ready")

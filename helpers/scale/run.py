@@ -1,6 +1,6 @@
 """Fan a run out in batches and merge it back into what one process builds.
 
-    run = score_at_scale(pairs, Scorer("helpers.examples.invoices:Invoice"), workers=2)
+    run = score_at_scale(pairs, Scorer("my_schema:Invoice"), workers=2)
     run.report.metrics()     # the same StructuredOutputReport one process builds
     run.summary.pass_rate    # streamed rollups, also for runs too large to hold as a report
 
@@ -27,7 +27,7 @@ not the run size.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Sized
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -199,7 +199,7 @@ def score_at_scale(
         The summary, the report when `keep_report`, and the results path.
     """
     progress = progress or FinalLine()
-    total = total if total is not None else (len(pairs) if hasattr(pairs, "__len__") else None)
+    total = total if total is not None else (len(pairs) if isinstance(pairs, Sized) else None)
     summary = Summary()
     reports: list[StructuredOutputReport] = []
     header = ResultsHeader(schema=scorer.schema, match_threshold=scorer.match_threshold, failures=True)

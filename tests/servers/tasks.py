@@ -6,9 +6,9 @@ from typing import Any
 
 from strands import Agent
 
-from helpers.examples.invoices import Invoice
-from helpers.examples.offline_invoice import prompt
 from helpers.services.bedrock import retry_strategy
+from walkthroughs.invoices import Invoice
+from walkthroughs.offline_invoice import prompt
 
 
 def invoice_task_bounded_retries(case: Any, model: Any) -> Invoice:

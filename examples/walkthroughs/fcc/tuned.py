@@ -21,7 +21,7 @@ from stickler import (
     StructuredModel,
 )
 
-from helpers.examples.fcc.schema import FccInvoice, FccLineItem
+from walkthroughs.fcc.schema import FccInvoice, FccLineItem
 
 
 def _described(model: type[BaseModel], name: str) -> str | None:

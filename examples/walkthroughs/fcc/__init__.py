@@ -12,4 +12,6 @@ mode from the snapshot in `data/fcc/`, with each model response replayed from
 - `task`: the extraction task `task(case, model)` the recorder and the notebook run;
 - `run`: what a notebook run starts from (`open_run`), its provenance lines and progress bar;
 - `refresh`: the live snapshot refresh step of `make record-fcc`.
+- `datasets_server`: the Hugging Face datasets-server client and the snapshot it writes and reads;
+- `record`: the refresh command, `python -m walkthroughs.fcc.record` (`make record-fcc`).
 """

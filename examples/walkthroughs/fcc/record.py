@@ -1,11 +1,11 @@
 """Refresh the FCC documents, then record their extractions with the general recorder, as one step.
 
-    AWS_PROFILE=my-profile python -m helpers.record_fcc      (or: make record-fcc)
+    AWS_PROFILE=my-profile python -m walkthroughs.fcc.record      (or: make record-fcc)
 
 1. The refresh: downloads the five documents from the Hugging Face datasets server and stages
    the new snapshot and its case file (`name`, `input`, `expected_output`, `metadata` per line).
 2. The recording: the general recorder (`helpers.record.record_cases`, the code behind
-   `python -m helpers.record`) runs `helpers.examples.fcc.task:extract` live on every case, into
+   `python -m helpers.record`) runs `walkthroughs.fcc.task:extract` live on every case, into
    a staging cassette folder.
 3. Only when every document succeeded: `data/fcc/snapshot.json`, `data/fcc/cases.jsonl` and the
    five exchanges are switched in together (all or none), and the exchanges of documents no
@@ -13,8 +13,8 @@
    the same step. Any other file in the exchanges folder is left alone and mentioned.
 
 On any failure nothing in `data/` changes. The cassettes alone can be re-recorded against the
-committed snapshot with `python -m helpers.record --schema helpers.examples.fcc.schema:FccInvoice
---cases data/fcc/cases.jsonl --task helpers.examples.fcc.task:extract --cassettes data/exchanges/fcc`.
+committed snapshot with `python -m helpers.record --schema walkthroughs.fcc.schema:FccInvoice
+--cases data/fcc/cases.jsonl --task walkthroughs.fcc.task:extract --cassettes data/exchanges/fcc`.
 
 Exit codes (those of `python -m helpers.record`):
   0  recorded; the payloads and what changed are printed for review
@@ -81,8 +81,8 @@ def main(
     try:
         for name in REQUIRED_MODULES:
             _require(name, out)
-        from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR
-        from helpers.examples.fcc.documents import CASES_PATH, SNAPSHOT_PATH
+        from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR
+        from walkthroughs.fcc.documents import CASES_PATH, SNAPSHOT_PATH
 
         targets = _Targets(
             Path(args.snapshot) if args.snapshot else SNAPSHOT_PATH,
@@ -148,7 +148,7 @@ def _settle(targets: _Targets, out: TextIO) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="python -m helpers.record_fcc",
+        prog="python -m walkthroughs.fcc.record",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -192,7 +192,7 @@ def _require(name: str, out: TextIO) -> None:
 
 def _client(args: argparse.Namespace, out: TextIO) -> Any:
     """The datasets-server client; a setting out of range or a malformed URL ends here, before any call."""
-    from helpers.services.datasets_server import DatasetsServerClient
+    from walkthroughs.fcc.datasets_server import DatasetsServerClient
 
     try:
         return DatasetsServerClient(args.base_url, timeout=args.timeout, retries=args.retries, backoff=args.backoff)
@@ -221,8 +221,8 @@ def _model(model_factory: Callable[[], Any] | None, out: TextIO) -> tuple[Any, s
 
 def _download(client: Any, exchanges: Path, out: TextIO) -> Any:
     """Step 1, the refresh: the five documents, or exit 2 with the service's or the selection's reason."""
-    from helpers.examples.fcc.refresh import RefreshError, fetch_documents
-    from helpers.services.datasets_server import DatasetsServerError
+    from walkthroughs.fcc.datasets_server import DatasetsServerError
+    from walkthroughs.fcc.refresh import RefreshError, fetch_documents
 
     try:
         source = fetch_documents(client, exchanges)
@@ -249,14 +249,14 @@ def _record(source: Any, model: Any, model_id: str, staging: Path, targets: _Tar
     The current exchanges are copied into the staging cassette folder first, so the recorder's
     review prints what changed from them.
     """
-    from helpers.examples.fcc.cassettes import DOCUMENT_KEY, exchange_paths
-    from helpers.examples.fcc.documents import RECORD_COMMAND
-    from helpers.examples.fcc.refresh import stage_refresh
-    from helpers.examples.fcc.schema import FccInvoice
-    from helpers.examples.fcc.task import extract
     from helpers.exchanges.fixtures import exchange_text
     from helpers.harness.cases import CaseFileError, load_cases
     from helpers.record import record_cases
+    from walkthroughs.fcc.cassettes import DOCUMENT_KEY, exchange_paths
+    from walkthroughs.fcc.documents import RECORD_COMMAND
+    from walkthroughs.fcc.refresh import stage_refresh
+    from walkthroughs.fcc.schema import FccInvoice
+    from walkthroughs.fcc.task import extract
 
     recorded = datetime.now(UTC).isoformat(timespec="seconds")
     try:
@@ -320,7 +320,7 @@ def _old_files(folder: Path, written: Iterable[Path], selected: set[str]) -> tup
     is no longer selected; everything else (another folder's fixture, a file we cannot read) is
     not ours to remove.
     """
-    from helpers.examples.fcc.cassettes import DOCUMENT_KEY
+    from walkthroughs.fcc.cassettes import DOCUMENT_KEY
 
     written = {Path(path).absolute() for path in written}
     stale: dict[Path, str] = {}

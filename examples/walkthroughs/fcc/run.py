@@ -13,12 +13,12 @@ from pathlib import Path
 
 from strands.models import Model
 
-from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_paths, load_document_exchange
-from helpers.examples.fcc.documents import DATASET, SNAPSHOT_PATH, FccSource, load_documents
 from helpers.exchanges.fixtures import Exchange
 from helpers.files import REPO_ROOT
 from helpers.services.bedrock import MODEL_ID, check_credentials, live_model, resolve_region
-from helpers.services.datasets_server import SERVICE
+from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_paths, load_document_exchange
+from walkthroughs.fcc.datasets_server import SERVICE
+from walkthroughs.fcc.documents import DATASET, SNAPSHOT_PATH, FccSource, load_documents
 
 
 def repo_relative(text: str) -> str:

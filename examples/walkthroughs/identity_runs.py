@@ -50,7 +50,7 @@ class Shipment(BaseModel):
     packages: list[Package] = []
 
 
-SCHEMA = "helpers.examples.identity_runs:Shipment"
+SCHEMA = "walkthroughs.identity_runs:Shipment"
 
 
 def _words(rng: random.Random, low: int, high: int) -> str:
@@ -114,7 +114,7 @@ def _mistaken_list(rng: random.Random, items: list[Any], change) -> list[Any]:
 
 
 def _mistaken(rng: random.Random, model: BaseModel) -> BaseModel:
-    values = {}
+    values: dict[str, Any] = {}
     for name, value in model:
         if isinstance(value, list):
             values[name] = _mistaken_list(
@@ -158,24 +158,23 @@ def random_run(count: int, max_packages: int = 3, seed: int = 2121, start: int =
 
 
 def reference_pairs(cases: list[Any]) -> list[tuple[Case, Any]]:
-    """Hand-authored reference cases (`helpers.examples.invoices`) as `(case, prediction)` pairs."""
+    """Hand-authored reference cases (`walkthroughs.invoices`) as `(case, prediction)` pairs."""
     return [(Case(name=c.name, input=c.broken, expected_output=c.ground_truth), c.prediction) for c in cases]
 
 
 def fixture_runs() -> list[tuple[str, list[tuple[Case, Any]], type[BaseModel]]]:
     """`(name, pairs, model)` for each fixture set the project scores with stickler."""
     import json
-    from pathlib import Path
 
-    from helpers.examples import simulated_runs
-    from helpers.examples.fcc.schema import FccInvoice
-    from helpers.examples.fcc.tuned import FccInvoiceTuned
-    from helpers.examples.invoices import Invoice, SparseInvoice, WeightedInvoice, reference_cases, sparse_cases
-    from helpers.examples.simulated_large import simulated_run
+    from helpers.files import REPO_ROOT as root
     from helpers.harness.cases import load_cases, load_predictions
     from helpers.harness.schema import load_schema
+    from walkthroughs import simulated_runs
+    from walkthroughs.fcc.schema import FccInvoice
+    from walkthroughs.fcc.tuned import FccInvoiceTuned
+    from walkthroughs.invoices import Invoice, SparseInvoice, WeightedInvoice, reference_cases, sparse_cases
+    from walkthroughs.simulated_large import simulated_run
 
-    root = Path(__file__).resolve().parents[2]
     reference = reference_pairs
 
     fcc_cases = load_cases(root / "data/fcc/cases.jsonl", FccInvoice)

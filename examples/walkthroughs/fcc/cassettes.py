@@ -15,8 +15,6 @@ from pathlib import Path
 from strands.models import Model
 from strands_evals import Case
 
-from helpers.examples.fcc.documents import RECORD_COMMAND
-from helpers.examples.fcc.schema import FccInvoice
 from helpers.exchanges.cassettes import cassette_paths
 from helpers.exchanges.fixtures import (
     EXCHANGES_DIR,
@@ -27,6 +25,8 @@ from helpers.exchanges.fixtures import (
     prompt_sha256,
 )
 from helpers.exchanges.replay import ReplayModel
+from walkthroughs.fcc.documents import RECORD_COMMAND
+from walkthroughs.fcc.schema import FccInvoice
 
 FCC_EXCHANGES_DIR = EXCHANGES_DIR / "fcc"
 DOCUMENT_KEY = "document_id"

@@ -4,8 +4,8 @@ It builds its own `Agent` around the model it is handed (live Bedrock, a recordi
 the replay of that case's exchange) and returns the structured output. The notebook shows the
 same function in a cell; `tests/test_fcc.py` checks the two agree.
 
-    python -m helpers.record --schema helpers.examples.fcc.schema:FccInvoice \\
-        --cases data/fcc/cases.jsonl --task helpers.examples.fcc.task:extract --cassettes data/exchanges/fcc
+    python -m helpers.record --schema walkthroughs.fcc.schema:FccInvoice \\
+        --cases data/fcc/cases.jsonl --task walkthroughs.fcc.task:extract --cassettes data/exchanges/fcc
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from strands import Agent
 from strands.models import Model
 from strands_evals import Case
 
-from helpers.examples.fcc.schema import FccInvoice
+from walkthroughs.fcc.schema import FccInvoice
 
 
 def extract(case: Case, model: Model) -> FccInvoice:
     agent = Agent(model=model, callback_handler=None)
-    return agent(case.input, structured_output_model=FccInvoice).structured_output
+    # strands types structured_output as BaseModel | None whatever model is asked for; it is a FccInvoice here
+    return agent(case.input, structured_output_model=FccInvoice).structured_output  # type: ignore[return-value]

@@ -2,7 +2,7 @@
 
 Nothing here writes into `data/`. `fetch_documents` downloads until five documents are selected
 and refuses a partial set or two ids that would share an exchange file; `stage_refresh` writes
-the new snapshot and its case file into a staging folder. The command (`helpers.record_fcc`)
+the new snapshot and its case file into a staging folder. The command (`walkthroughs.fcc.record`)
 records the cassettes beside them and switches all of them in as one step.
 """
 
@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.examples.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_paths
-from helpers.examples.fcc.documents import (
+from helpers.files import write_text_atomically
+from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_paths
+from walkthroughs.fcc.datasets_server import DatasetsServerClient
+from walkthroughs.fcc.documents import (
     CASES_PATH,
     DOCUMENT_COUNT,
     MAX_LINE_ITEMS,
@@ -21,8 +23,6 @@ from helpers.examples.fcc.documents import (
     fetch_live,
     save_source,
 )
-from helpers.files import write_text_atomically
-from helpers.services.datasets_server import DatasetsServerClient
 
 
 class RefreshError(RuntimeError):

@@ -18,9 +18,8 @@ from typing import Any
 from pydantic import ValidationError
 from strands_evals import Case
 
-from helpers.examples.fcc.schema import MAX_TEXT_CHARS, FccInvoice, FccLineItem, build_prompt
 from helpers.files import DATA_DIR
-from helpers.services.datasets_server import (
+from walkthroughs.fcc.datasets_server import (
     SERVICE,
     DatasetsServerClient,
     RowsRequest,
@@ -30,6 +29,7 @@ from helpers.services.datasets_server import (
     snapshot_rows,
     write_snapshot,
 )
+from walkthroughs.fcc.schema import MAX_TEXT_CHARS, FccInvoice, FccLineItem, build_prompt
 
 FCC_DATA_DIR = DATA_DIR / "fcc"
 SNAPSHOT_PATH = FCC_DATA_DIR / "snapshot.json"

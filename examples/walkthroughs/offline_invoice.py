@@ -5,8 +5,8 @@ The case (the hand-authored invoice text and its ground truth) is the one line o
 `data/exchanges/offline_invoice.json` (the cassette folder `data/exchanges`, case
 `offline_invoice`). `make record` re-records it with the general recorder::
 
-    python -m helpers.record --schema helpers.examples.invoices:Invoice \\
-        --cases data/invoices/offline_invoice.jsonl --task helpers.examples.offline_invoice:task \\
+    python -m helpers.record --schema walkthroughs.invoices:Invoice \\
+        --cases data/invoices/offline_invoice.jsonl --task walkthroughs.offline_invoice:task \\
         --cassettes data/exchanges
 
 The notebook that replays the exchange and the command that re-records it both read this
@@ -20,9 +20,9 @@ from typing import Any
 
 from strands import Agent
 
-from helpers.examples.invoices import DATA_DIR, Invoice
 from helpers.exchanges.fixtures import EXCHANGES_DIR
 from helpers.harness.cases import read_cases
+from walkthroughs.invoices import DATA_DIR, Invoice
 
 CASES_PATH: Path = DATA_DIR / "offline_invoice.jsonl"
 CASE_NAME = "offline_invoice"
@@ -54,4 +54,5 @@ def prompt(text: str | None = None) -> str:
 def task(case: Any, model: Any) -> Invoice:
     """The task the general `record` and `score` commands run: one structured-output agent call."""
     agent = Agent(model=model, callback_handler=None)
-    return agent(prompt(case.input), structured_output_model=Invoice).structured_output
+    # strands types structured_output as BaseModel | None whatever model is asked for; it is a Invoice here
+    return agent(prompt(case.input), structured_output_model=Invoice).structured_output  # type: ignore[return-value]

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from strands_evals import Case
 
-from helpers.examples.invoices import Invoice, LineItem
+from walkthroughs.invoices import Invoice, LineItem
 
 SEED = 20260
 DOCUMENTS = 60

@@ -1,1 +1,0 @@
-"""The bundled examples: reference invoices, the offline invoice, FCC and the simulated runs."""
