@@ -12,9 +12,9 @@ pure Python, starts in a few seconds on two cores and runs inside a notebook; it
 `concurrent.futures`. Ray brings a compiled runtime, an object store and a much larger install
 for features (actors, shared memory for large arrays) this workload does not use.
 
-Processes are started with `spawn`: a fork of a process that runs threads (a notebook kernel,
-the harness's thread pool) can inherit a held lock and hang, and `spawn` behaves the same on
-Linux, macOS and Windows.
+Local worker processes are forked only while this process runs one thread (on Linux), and
+spawned otherwise: a fork of a process that runs threads (a notebook kernel, Dask's client) can
+inherit a held lock and hang (`helpers.scale.pool.start_method`).
 
 Every wait on a Dask scheduler is bounded: the connection by `CONNECT_SECONDS` (also when a
 port accepts TCP and never answers), each request to the scheduler by `REQUEST_SECONDS`, and a
