@@ -4,9 +4,6 @@ At the root so it also applies to `pytest --nbval examples/notebooks` run alone.
 """
 
 import os
-import socket
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 from strands_evals import Case
@@ -16,6 +13,9 @@ from helpers.harness.scoring import score_outputs_sync
 from helpers.mode import OFFLINE_ENV
 
 os.environ.update(OFFLINE_ENV)
+
+# `pytester` runs a pytest inside a test (tests/test_network_guard.py checks the guard that way).
+pytest_plugins = ["pytester"]
 
 
 @pytest.fixture(scope="session")
@@ -27,32 +27,6 @@ def score_reference():
         return score_outputs_sync(harness_cases, {case.name: case.prediction for case in cases}, evaluator)
 
     return score
-
-
-def _refuse(*args, **kwargs):
-    raise AssertionError("a test tried to open a network connection")
-
-
-@contextmanager
-def _refusing_connections() -> Iterator[None]:
-    """Within the block, any connection fails the test: replay must never reach the network."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(socket.socket, "connect", _refuse)
-        patch.setattr(socket, "create_connection", _refuse)
-        yield
-
-
-@pytest.fixture
-def no_network():
-    """Fail a test that opens any connection: replay must never reach the network."""
-    with _refusing_connections():
-        yield
-
-
-@pytest.fixture(scope="session")
-def refusing_connections():
-    """The `no_network` guard as a context manager, for fixtures of wider scope than one test."""
-    return _refusing_connections
 
 
 @pytest.fixture

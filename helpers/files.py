@@ -41,6 +41,7 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from helpers.errors import EvalError
 
@@ -59,6 +60,7 @@ STAGED, BACKUP, JOURNAL = ".tmp", ".bak", ".switch.json"
 JOURNAL_FORMAT, JOURNAL_VERSION = "helpers.files switch journal", 2
 _TOKEN = re.compile(r"[0-9]+-[0-9a-f]{8}")
 _STAGING_LOCK = ".staging.lock"
+_Target = TypeVar("_Target", bound=Path | str)  # a mapping's keys: paths, names, or both
 
 
 class SwitchError(EvalError, ValueError):
@@ -153,7 +155,7 @@ def one_step() -> Iterator[None]:
             release()
 
 
-def switch_files(writes: Mapping[Path | str, str | bytes], remove: Iterable[Path | str] = ()) -> list[Path]:
+def switch_files(writes: Mapping[_Target, str | bytes], remove: Iterable[Path | str] = ()) -> list[Path]:
     """Replace every file in `writes` and delete every file in `remove`, all or none.
 
     `writes` maps each target to its new content (`str` is written as UTF-8). Targets that
@@ -332,6 +334,14 @@ def _token_of(name: str) -> str | None:
     return None
 
 
+def _journal_token(journal: Path) -> str:
+    """The token of a journal's switch, which its staged and backup files carry in their names."""
+    token = _token_of(journal.name)
+    if token is None or not journal.name.endswith(JOURNAL):
+        raise ValueError(f"its name {journal.name!r} is not a journal's name, .<token>{JOURNAL}")
+    return token
+
+
 def _create_locked(path: Path) -> int:
     """Create `path` (never an existing file) and lock it for as long as the handle stays open."""
     handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)  # O_CREAT applies the umask
@@ -411,7 +421,7 @@ def _backup(path: Path, token: str) -> Path:
     try:
         os.link(path, backup)
     except OSError:  # a file system without hard links: a copy, staged and renamed so it is never half
-        staged, handle = _stage(backup, path.read_bytes(), _token_of(backup.name))
+        staged, handle = _stage(backup, path.read_bytes(), token)
         os.close(handle)
         os.replace(staged, backup)
     return backup
@@ -475,7 +485,7 @@ def _write_journal(journal: Path, journals: list[Path], files: list[dict]) -> in
         body["primary"] = os.path.relpath(primary, journal.parent)
     body["sha256"] = _digest(body)
     # Staged and renamed like any file, so a kill mid-write leaves a staged leftover, never half a journal.
-    staged, handle = _stage(journal, json.dumps(body, indent=1).encode("utf-8"), _token_of(journal.name))
+    staged, handle = _stage(journal, json.dumps(body, indent=1).encode("utf-8"), _journal_token(journal))
     try:
         os.replace(staged, journal)  # the handle, and so the lock, now belong to the journal
     except BaseException:
@@ -554,7 +564,7 @@ def _roll_back(primary: Path) -> list[Path]:
 
 def _restore(journal: Path, body: dict) -> list[Path]:
     """Undo one folder's part: backups renamed back, files this switch created (by their sha256) removed."""
-    token = _token_of(journal.name)
+    token = _journal_token(journal)
     touched = []
     for entry in body["files"]:
         path = journal.parent / entry["name"]
@@ -589,7 +599,7 @@ def _finish(journals: list[Path], paths: list[Path], token: str) -> None:
 
 
 def _drop_backups(journal: Path, body: dict) -> None:
-    token = _token_of(journal.name)
+    token = _journal_token(journal)
     for entry in body["files"]:
         _backup_name(journal.parent / entry["name"], token).unlink(missing_ok=True)
         _staged_name(journal.parent / entry["name"], token).unlink(missing_ok=True)

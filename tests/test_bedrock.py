@@ -14,7 +14,7 @@ from helpers.services.bedrock import MODEL_ID, CredentialsError, check_credentia
 
 
 @pytest.fixture(autouse=True)
-def isolated_aws(no_aws_credentials, no_network):
+def isolated_aws(no_aws_credentials):
     """No AWS variable from the machine, no config file, no metadata service, no sockets."""
     return no_aws_credentials
 
@@ -139,7 +139,7 @@ def test_an_sso_profile_counts_with_a_cached_login_and_not_with_an_expired_one(m
     later = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
     with open(token_file, "w") as handle:
         json.dump({"accessToken": "t", "expiresAt": later}, handle)
-    check_credentials()  # read from disk only: the no_network fixture refuses any call
+    check_credentials()  # read from disk only: the network guard refuses any call
     earlier = (datetime.now(UTC) - timedelta(hours=1)).isoformat()
     with open(token_file, "w") as handle:
         json.dump({"accessToken": "t", "expiresAt": earlier}, handle)

@@ -32,7 +32,7 @@ class Invoice(BaseModel):
 
 
 @pytest.fixture
-def bedrock(monkeypatch, no_aws_credentials):
+def bedrock(monkeypatch, no_aws_credentials, local_servers):
     with BedrockServer() as server:
         for name, value in bedrock_environment(server.url).items():
             monkeypatch.setenv(name, value)

@@ -13,8 +13,6 @@ from helpers.exchanges.recording import RecordingModel
 from helpers.exchanges.replay import ReplayModel, RequestMismatchError
 from tests.test_recording import ScriptedModel as _Provider
 
-pytestmark = pytest.mark.usefixtures("no_network")
-
 USAGE = {"inputTokens": 30, "outputTokens": 12, "totalTokens": 42}
 
 

@@ -11,8 +11,6 @@ from helpers.exchanges.replay import PromptMismatchError
 from walkthroughs import offline_invoice
 from walkthroughs.invoices import Invoice
 
-pytestmark = pytest.mark.usefixtures("no_network")
-
 
 @pytest.mark.parametrize(
     ("name", "file_name"),

@@ -18,7 +18,6 @@ from helpers.commands import record
 from tests.test_score_command import SCHEMA, TASK, TRUTH, answers_from, from_predictions, project, run_record, run_score
 
 __all__ = ["project"]  # the fixture, imported for the tests below
-pytestmark = pytest.mark.usefixtures("no_network")
 
 
 def replay_args(out: str, *extra: str) -> list[str]:

@@ -35,7 +35,7 @@ REQUEST = RowsRequest("owner/data", "default", "test", page_length=2)
 
 
 @pytest.fixture
-def server():
+def server(local_servers):
     with DatasetsServer() as fake:
         yield fake
 
@@ -141,6 +141,7 @@ def test_dropped_connections_every_time_name_the_service(server):
         client_for(server).rows(REQUEST, 0)
 
 
+@pytest.mark.local_servers
 def test_no_network_ends_fast_with_a_message_naming_the_service():
     with socket.socket() as probe:  # a port nobody listens on: connection refused
         probe.bind(("127.0.0.1", 0))
@@ -177,7 +178,7 @@ def test_base_url_from_argument_then_environment_then_default(monkeypatch):
     assert resolve_base_url("http://arg.example") == "http://arg.example"
 
 
-def test_snapshot_round_trip_replays_without_opening_a_socket(tmp_path, no_network):
+def test_snapshot_round_trip_replays_without_opening_a_socket(tmp_path):
     served = DatasetsServer(total_rows=3)  # never started: its pages are built in memory
     pages = [served.page(0, 2), served.page(2, 2)]
     path = write_snapshot(tmp_path / "snap.json", REQUEST, pages, {"hand_authored": False})
@@ -187,10 +188,12 @@ def test_snapshot_round_trip_replays_without_opening_a_socket(tmp_path, no_netwo
     assert [r["row"]["id"] for r in snapshot_rows(snapshot)] == ["doc-0", "doc-1", "doc-2"]
 
 
-def test_the_no_network_guard_really_refuses_a_connection(server, no_network):
-    with pytest.raises(AssertionError, match="network connection"):  # so a replay test using it can fail
-        client_for(server, retries=0).rows(REQUEST, 0)
+def test_the_network_guard_really_refuses_a_connection(server, network_guard):
+    with network_guard.refusing_all(), pytest.raises(AssertionError, match="network connection"):
+        client_for(server, retries=0).rows(REQUEST, 0)  # so a replay test can fail
     assert server.requests == []
+    assert network_guard.refused == ["getaddrinfo '127.0.0.1'"]  # urllib3 resolves the host first
+    network_guard.refused.clear()
 
 
 def test_missing_snapshot_names_the_record_command(tmp_path):
@@ -252,6 +255,7 @@ def test_the_token_is_withheld_from_another_host_and_the_401_says_how_to_opt_in(
     assert server.requests[0]["auth"] is None
 
 
+@pytest.mark.local_servers
 def test_the_token_reaches_an_https_host_the_user_opted_in_for_and_is_never_written(monkeypatch, tmp_path):
     pytest.importorskip("cryptography", reason="makes the test server's certificate (comes with strands-agents)")
     from tests.servers.tls import serve_https
@@ -271,6 +275,7 @@ def test_the_token_reaches_an_https_host_the_user_opted_in_for_and_is_never_writ
     assert "hf_secret_value" not in path.read_text()
 
 
+@pytest.mark.local_servers
 def test_credentials_and_queries_in_urls_are_never_stored_or_printed(tmp_path):
     with socket.socket() as probe:  # nobody listens: the request fails and its message is printed
         probe.bind(("127.0.0.1", 0))
@@ -414,10 +419,10 @@ def test_a_hostile_page_is_a_clear_error_naming_the_page(server, body, fragment)
 def test_a_snapshot_that_is_not_utf8_or_nested_too_deeply_names_the_file(tmp_path):
     path = tmp_path / "snap.json"
     path.write_bytes(b'{"provenance": {"note": "caf\xe9"}}')
-    with pytest.raises(SnapshotError, match="snap.json: not UTF-8 text.*make record-fcc"):
+    with pytest.raises(SnapshotError, match="snap.json: line 1: not UTF-8 text.*make record-fcc"):
         read_snapshot(path)
     path.write_text("[" * 100_000 + "]" * 100_000)
-    with pytest.raises(SnapshotError, match="snap.json: the JSON is nested too deeply"):
+    with pytest.raises(SnapshotError, match="snap.json: nested too deeply to read"):
         read_snapshot(path)
 
 

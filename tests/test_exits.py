@@ -131,9 +131,9 @@ def test_anything_else_is_not_swallowed():
 def test_every_error_the_package_raises_on_purpose_is_an_eval_error_and_keeps_its_builtin_base():
     from helpers.exchanges.fixtures import FixtureError
     from helpers.files import WriteError
+    from helpers.formats.json import StrictJSONError
     from helpers.harness.schema import SchemaError
     from helpers.outputs import OutputError
-    from helpers.strict_json import StrictJSONError
 
     for error, builtin in (
         (CaseFileError, ValueError),

@@ -64,8 +64,11 @@ class Lab:
 
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory):
-    """A working copy made as `make lab` makes it, served by the command `make lab` runs."""
+def session(tmp_path_factory, network_guard):
+    """A working copy made as `make lab` makes it, served by the command `make lab` runs.
+
+    The module's tests talk to that server on 127.0.0.1, so the network guard allows loopback while it runs.
+    """
     checkout = tmp_path_factory.mktemp("checkout")
     committed = shutil.copytree(lab.COMMITTED, checkout / "examples" / "notebooks")  # a still copy of what is committed
     working = checkout / ".lab"
@@ -79,8 +82,9 @@ def session(tmp_path_factory):
     )
     server = Lab(port, process, home / "runtime")
     try:
-        server.wait_ready()
-        yield committed, working, server
+        with network_guard.allowing_loopback():
+            server.wait_ready()
+            yield committed, working, server
     finally:
         process.terminate()
         try:

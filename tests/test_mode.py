@@ -49,7 +49,7 @@ def test_an_unreadable_aws_config_means_no_credentials(monkeypatch, no_aws_crede
 
 
 @pytest.fixture
-def metadata_service(monkeypatch):
+def metadata_service(monkeypatch, local_servers):
     """A stand-in EC2 metadata service on 127.0.0.1 that records every request and knows no role."""
     seen: list[str] = []
 

@@ -62,7 +62,8 @@ def script(server):
     ]
 
 
-def test_record_through_the_openai_client_then_replay_with_no_socket(project, monkeypatch, refusing_connections):
+@pytest.mark.local_servers
+def test_record_through_the_openai_client_then_replay_with_no_socket(project, monkeypatch, network_guard):
     with OpenAIServer() as server:
         monkeypatch.setenv("LOCAL_OPENAI_URL", server.url + "/v1")
         script(server)
@@ -87,13 +88,14 @@ def test_record_through_the_openai_client_then_replay_with_no_socket(project, mo
     assert len(fragments) == 7  # the answer's arguments exactly as streamed
 
     model = ReplayModel(exchange, output_tool="PurchaseOrder")
-    with refusing_connections():
+    with network_guard.refusing_all():
         from extract import task
 
         output = task(type("Case", (), {"input": json.loads((project / "cases.jsonl").read_text())["input"]}), model)
     assert output.model_dump(mode="json") == answer() and model.unused_turns == 0
 
 
+@pytest.mark.local_servers
 def test_score_live_takes_the_model_from_the_factory(project, monkeypatch):
     monkeypatch.delenv("EVAL_NOTEBOOKS_MODE", raising=False)
     with OpenAIServer() as server:
@@ -107,6 +109,7 @@ def test_score_live_takes_the_model_from_the_factory(project, monkeypatch):
     assert "Overall score 1.000; 1 of 1 case(s) pass." in out.getvalue()
 
 
+@pytest.mark.local_servers
 def test_a_model_answering_in_text_only_ends_with_exit_3_after_the_forced_retry(project, monkeypatch):
     with OpenAIServer() as server:
         monkeypatch.setenv("LOCAL_OPENAI_URL", server.url + "/v1")

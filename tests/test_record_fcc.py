@@ -77,13 +77,13 @@ class RowsServer(LocalServer):
 
 
 @pytest.fixture
-def server():
+def server(local_servers):
     with RowsServer() as rows:
         yield rows
 
 
 @pytest.fixture
-def serve():
+def serve(local_servers):
     """Start a server with a custom responder; every one started is closed after the test."""
     with ExitStack() as started:
         yield lambda respond: started.enter_context(RowsServer(respond))
@@ -389,7 +389,7 @@ def test_help_describes_the_steps_and_the_exit_codes(capsys):
 
 def test_the_committed_case_file_is_derived_from_the_committed_snapshot():
     documents = from_snapshot().documents
-    assert CASES_PATH.read_text(encoding="utf-8") == case_lines(documents)
+    assert CASES_PATH.read_text(encoding="utf-8") == case_lines(documents, hand_authored=True)
     cases = load_cases(CASES_PATH, FccInvoice)
     assert [case.name for case in cases] == SELECTED
     assert [case.input for case in cases] == [doc.prompt() for doc in documents]

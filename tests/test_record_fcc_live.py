@@ -29,7 +29,7 @@ PAYLOAD = {"Agency": "A", "Advertiser": "B", "LineItems": [{"LineItemRate": 1.0}
 
 
 @pytest.fixture
-def services(monkeypatch, no_aws_credentials):
+def services(monkeypatch, no_aws_credentials, local_servers):
     with BedrockServer() as bedrock, DatasetsServer() as rows:
         for name, value in bedrock_environment(bedrock.url).items():
             monkeypatch.setenv(name, value)

@@ -27,7 +27,7 @@ FAST = Config(connect_timeout=0.5, read_timeout=0.5, retries={"mode": "standard"
 
 
 @pytest.fixture
-def bedrock(monkeypatch, no_aws_credentials):
+def bedrock(monkeypatch, no_aws_credentials, local_servers):
     with BedrockServer() as server:
         for name, value in bedrock_environment(server.url).items():
             monkeypatch.setenv(name, value)

@@ -31,9 +31,6 @@ USAGE = {"inputTokens": 1200, "outputTokens": 150, "totalTokens": 1350, "cacheRe
 CORRECT = offline_invoice.GROUND_TRUTH.model_dump(mode="json")
 
 
-pytestmark = pytest.mark.usefixtures("no_network")
-
-
 class ScriptedModel(Model):
     """A fake provider: each call streams the next scripted event list, or raises it."""
 

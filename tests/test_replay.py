@@ -25,9 +25,6 @@ EXCHANGE = load_exchange(offline_invoice.FIXTURE_PATH, tool_name="Invoice")
 USAGE = {"inputTokens": 10, "outputTokens": 4, "totalTokens": 14}
 
 
-pytestmark = pytest.mark.usefixtures("no_network")
-
-
 def collect(model: ReplayModel, tool_specs=None) -> list[dict]:
     async def run():
         return [event async for event in model.stream([], tool_specs)]

@@ -17,8 +17,9 @@ from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
 from helpers.commands.report import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, main
+from helpers.formats.results import ResultsHeader, ResultsWriter
 from helpers.harness.reports import save_report
-from helpers.harness.results import ResultsHeader, ResultsWriter, rows_from_report
+from helpers.harness.results import rows_from_report
 from helpers.harness.scoring import score_outputs_sync
 from helpers.report.page import PAGE_SIZE, render
 from tests.servers.chromium import Browser, chromium_or_skip
@@ -148,8 +149,9 @@ def test_a_10000_document_page_is_one_page_of_html_and_compact_json(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with Browser(chromium_or_skip()) as running:
+def browser(network_guard):
+    """One headless Chromium for the module; the tests drive it on 127.0.0.1, allowed while it runs."""
+    with network_guard.allowing_loopback(), Browser(chromium_or_skip()) as running:
         yield running
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import signal
 import socket
@@ -18,6 +19,7 @@ import sys
 import textwrap
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -111,6 +113,7 @@ def test_a_dead_and_a_hung_worker_fail_only_their_batches_and_the_run_goes_on(tm
     assert seconds < 60  # the bound: the batch deadline, plus starting a replacement worker
 
 
+@pytest.mark.local_servers
 def test_a_dead_worker_of_a_local_cluster_fails_its_batch_without_a_stall(tmp_path, monkeypatch):
     pytest.importorskip("distributed")
     project(tmp_path, {5: "DIE"})
@@ -187,7 +190,7 @@ def test_a_bad_cluster_address_is_exit_2_before_anything_starts(tmp_path, monkey
 
 
 @pytest.fixture
-def silent_port():
+def silent_port(local_servers):
     """A port on 127.0.0.1 that accepts TCP connections and never sends a byte."""
     server = socket.create_server(("127.0.0.1", 0))
     held: list[socket.socket] = []
@@ -226,6 +229,26 @@ def test_a_scheduler_port_that_never_answers_is_exit_2_within_the_bound(tmp_path
     assert not (tmp_path / "r.json").exists()
 
 
+@contextmanager
+def ended_at_once(cluster):
+    """On leaving, kill the cluster's worker processes, then close it with 0.5 s for each call to its scheduler.
+
+    Its batch hangs for an hour and its scheduler is gone: a polite close would wait 4 s for the worker
+    and 30 s (Dask's connect timeout) to tell the stopped scheduler, neither of which the test is about.
+    """
+    import dask  # installed with distributed, which the test needs
+
+    try:
+        yield
+    finally:
+        for nanny in list(cluster.workers.values()):
+            if nanny.pid:
+                os.kill(nanny.pid, signal.SIGKILL)
+        with dask.config.set({"distributed.comm.timeouts.connect": "0.5s"}):
+            cluster.close()
+
+
+@pytest.mark.local_servers
 def test_a_lost_scheduler_ends_the_run_within_the_bound(tmp_path, monkeypatch):
     """The scheduler is shut down while a batch hangs on its worker: the run stops, exit 2, nothing written."""
     distributed = pytest.importorskip("distributed")
@@ -233,7 +256,8 @@ def test_a_lost_scheduler_ends_the_run_within_the_bound(tmp_path, monkeypatch):
 
     monkeypatch.setattr(engine, "SCHEDULER_LOST_SECONDS", 1.0)
     project(tmp_path, {1: "HANG"}, count=4)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0") as cluster:
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0")
+    with cluster, ended_at_once(cluster):
         address = cluster.scheduler_address
         stop = threading.Event()
 

@@ -144,9 +144,6 @@ def answers_from(truth):
     return {DOCUMENTS[name]: payload for name, payload in truth.items()}
 
 
-pytestmark = pytest.mark.usefixtures("no_network")
-
-
 def test_score_from_predictions_writes_the_report_and_prints_both_tables(project):
     code, printed = run_score(*from_predictions("runs/predicted.json"))
     assert code == 0, printed

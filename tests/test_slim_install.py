@@ -25,7 +25,6 @@ WALKTHROUGHS = REPO_ROOT / "examples" / "walkthroughs"
 NOTEBOOK_LIBRARIES = ("matplotlib", "jinja2", "IPython", "ipykernel", "jupyterlab", "jupyter_server")
 SCRIPTS = Path(sys.executable).parent
 
-pytestmark = pytest.mark.usefixtures("no_network")
 
 # Scores the sample both ways and compares the two runs in one process, then names every library of
 # the notebooks extra that got imported on the way.

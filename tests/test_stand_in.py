@@ -44,7 +44,8 @@ def started(*extra):
     return stand_in.build(args)
 
 
-def test_record_against_the_stand_in_then_replay_with_no_socket(project, monkeypatch, refusing_connections):
+@pytest.mark.local_servers
+def test_record_against_the_stand_in_then_replay_with_no_socket(project, monkeypatch, network_guard):
     with started() as server:
         monkeypatch.setenv(stand_in.URL_VARIABLE, server.url)
         out = io.StringIO()
@@ -70,7 +71,7 @@ def test_record_against_the_stand_in_then_replay_with_no_socket(project, monkeyp
     assert "Authorization" not in json.dumps(exchange.provenance) and "stand-in" not in (exchange.endpoint or "")
 
     printed = io.StringIO()
-    with refusing_connections():  # the replay opens no socket, and the tool runs for real in between
+    with network_guard.refusing_all():  # the replay opens no socket, and the tool runs for real in between
         code = score.main(
             [*BASE, "--task", "extract:task", "--cassettes", "cassettes", "--out", "run.json"], out=printed
         )

@@ -18,8 +18,6 @@ from helpers.harness.schema import load_schema, load_task
 FOLDER = REPO_ROOT / "examples" / "your_own_agent"
 SCHEMA, TASK = "purchase_order:PurchaseOrder", "extract:task"
 
-pytestmark = pytest.mark.usefixtures("no_network")
-
 
 @pytest.fixture
 def sample(monkeypatch):

@@ -114,7 +114,7 @@ def _mistaken_list(rng: random.Random, items: list[Any], change) -> list[Any]:
 
 
 def _mistaken(rng: random.Random, model: BaseModel) -> BaseModel:
-    values = {}
+    values: dict[str, Any] = {}
     for name, value in model:
         if isinstance(value, list):
             values[name] = _mistaken_list(

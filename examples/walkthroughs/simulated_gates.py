@@ -69,8 +69,8 @@ def run_counts(rng: np.random.Generator, poor: np.ndarray, lines: np.ndarray, ex
     for index, field in enumerate(FIELDS):
         if field in LINE_RATES:
             clean, bad = LINE_RATES[field]
-            wrong = rng.binomial(lines, np.where(poor, bad, clean))
-            counts[:, index, TP], counts[:, index, FD], counts[:, index, FP] = lines - wrong, wrong, wrong
+            misread = rng.binomial(lines, np.where(poor, bad, clean))
+            counts[:, index, TP], counts[:, index, FD], counts[:, index, FP] = lines - misread, misread, misread
             continue
         clean, bad = RATES[field]
         rate = np.where(poor, bad, clean) + (extra if field == REGRESSED else 0.0)
@@ -88,14 +88,16 @@ def run_counts(rng: np.random.Generator, poor: np.ndarray, lines: np.ndarray, ex
     return counts.reshape(size, -1)
 
 
-def gate_failures(old: np.ndarray, new: np.ndarray, seed: int, resamples: int) -> tuple[np.ndarray, np.ndarray, float]:
+def gate_failures(
+    old: np.ndarray, new: np.ndarray, seed: int, resamples: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Which of the eight `high(delta(F.f1)) >= 0` gates fail, per-field and joint, and the true-sample deltas."""
     _, sums = resample_sums(np.empty((old.shape[0], 0)), [old, new], resamples, seed)
     width = len(FIELDS) * len(COUNTS)
     shape = (resamples, len(FIELDS), len(COUNTS))
     resampled = ratio(sums[:, width:].reshape(shape), "f1") - ratio(sums[:, :width].reshape(shape), "f1")
-    shape = (len(FIELDS), len(COUNTS))
-    estimates = ratio(new.sum(axis=0).reshape(shape), "f1") - ratio(old.sum(axis=0).reshape(shape), "f1")
+    table = (len(FIELDS), len(COUNTS))
+    estimates = ratio(new.sum(axis=0).reshape(table), "f1") - ratio(old.sum(axis=0).reshape(table), "f1")
     per_field = np.array(
         [interval(np.zeros(resamples), resampled[:, k], estimates[k], CONFIDENCE).high for k in range(len(FIELDS))]
     )

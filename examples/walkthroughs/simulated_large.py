@@ -44,19 +44,16 @@ START = date(2026, 1, 1)
 def simulated_invoice(index: int, items: int, seed: int = SEED) -> Invoice:
     """The ground truth of simulated document `index`, with `items` line items."""
     rng = random.Random(f"{seed}:{index}:truth")
+    drawn = [(rng.choice(PRODUCTS), round(rng.uniform(0.5, 400.0), 2)) for _ in range(items)]
     line_items = [
-        LineItem(
-            sku=f"SKU-{index:06d}-{line:03d}",
-            description=rng.choice(PRODUCTS),
-            unit_price=round(rng.uniform(0.5, 400.0), 2),
-        )
-        for line in range(items)
+        LineItem(sku=f"SKU-{index:06d}-{line:03d}", description=description, unit_price=price)
+        for line, (description, price) in enumerate(drawn)
     ]
     return Invoice(
         invoice_id=f"SIM-{index:06d}",
         vendor_name=rng.choice(VENDORS),
         invoice_date=START + timedelta(days=rng.randrange(365)),
-        total_amount=round(sum(item.unit_price for item in line_items), 2),
+        total_amount=round(sum(price for _, price in drawn), 2),
         line_items=line_items,
     )
 
@@ -66,13 +63,15 @@ def simulated_prediction(truth: Invoice, index: int, seed: int = SEED) -> Invoic
     rng = random.Random(f"{seed}:{index}:prediction")
     lines = []
     for item in truth.line_items:
+        price, description = item.unit_price, item.description
+        assert price is not None and description is not None  # a simulated truth fills both
         roll = rng.random()
         if roll < 0.04:
             continue  # a line dropped
         if roll < 0.10:
-            item = item.model_copy(update={"unit_price": round(item.unit_price * rng.uniform(0.5, 1.5), 2)})
+            item = item.model_copy(update={"unit_price": round(price * rng.uniform(0.5, 1.5), 2)})
         elif roll < 0.14:
-            item = item.model_copy(update={"description": item.description.upper()})
+            item = item.model_copy(update={"description": description.upper()})
         elif roll < 0.17:
             item = item.model_copy(update={"description": rng.choice(PRODUCTS)})
         lines.append(item)

@@ -6,6 +6,8 @@ page's size and paging can be measured at 10,000 documents in well under a secon
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from helpers.compare.reading import Document, Run
 from helpers.report.content import Content, Side, field_table
 
@@ -25,4 +27,5 @@ def synthetic_content(documents: int = 10_000) -> Content:
         ]
         for index, name in enumerate(names)
     ]
-    return Content(title="synthetic run", new=Side(path=None, run=run), field_table=field_table(run), documents=rows)
+    side = Side(path=Path("synthetic.json"), run=run)  # a name only: no file is read or written
+    return Content(title="synthetic run", new=side, field_table=field_table(run), documents=rows)

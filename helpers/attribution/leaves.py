@@ -179,8 +179,8 @@ def _element(model: StructuredModel, path: str) -> Any:
 
 def _leaf(record: Mapping[str, Any], expected: StructuredModel, got: StructuredModel) -> Leaf:
     path = str(record.get("field_path"))
-    kind = record.get("non_match_type")
-    kind = _STICKLER_KINDS.get(getattr(kind, "value", kind), str(kind))
+    stickler_kind = record.get("non_match_type")
+    kind = _STICKLER_KINDS.get(str(getattr(stickler_kind, "value", stickler_kind)), str(stickler_kind))
     details = record.get("details") or {}
     score = record.get("similarity_score", details.get("similarity_score"))
     comparator = threshold = weight = None
@@ -277,12 +277,12 @@ def failures_of(leaves: Iterable[Leaf]) -> dict[str, dict[str, int]]:
 
 
 @lru_cache(maxsize=32)
-def model_shape(model: type) -> tuple[frozenset[str], frozenset[str]]:
+def model_shape(model: type[StructuredModel]) -> tuple[frozenset[str], frozenset[str]]:
     """The dotted leaf paths of a stickler model, and the paths that are lists of models (`lines`)."""
     leaves: set[str] = set()
     lists: set[str] = set()
 
-    def walk(cls: type, prefix: str) -> None:
+    def walk(cls: type[StructuredModel], prefix: str) -> None:
         for name, info in cls.model_fields.items():
             if name == "extra_fields":
                 continue
@@ -300,7 +300,7 @@ def model_shape(model: type) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(leaves), frozenset(lists)
 
 
-def _models_in(annotation: Any) -> tuple[type, bool] | None:
+def _models_in(annotation: Any) -> tuple[type[StructuredModel], bool] | None:
     """The StructuredModel class an annotation holds, and whether it is a list of them; None for a leaf."""
     if isinstance(annotation, type) and issubclass(annotation, StructuredModel):
         return annotation, False

@@ -32,13 +32,13 @@ class Partner:
     threshold: float
 
     def describe(self) -> str:
-        if self.index is None:
+        if self.index is None or self.similarity is None:
             return "nothing"
         verdict = "match" if self.similarity >= self.threshold else "below threshold"
         return f"got[{self.index}] ({self.similarity:.3f}, {verdict})"
 
 
-def _lists(model: StructuredModel) -> Iterable[tuple[str, list, type]]:
+def _lists(model: StructuredModel) -> Iterable[tuple[str, list, type[StructuredModel]]]:
     for name in type(model).model_fields:
         value = getattr(model, name, None)
         if isinstance(value, list) and value and all(isinstance(item, StructuredModel) for item in value):
@@ -58,7 +58,9 @@ def pairings(expected: StructuredModel, got: StructuredModel, prefix: str = "") 
             path = f"{prefix}{name}[{index}]"
             pred, score = partners.get(index, (None, None))
             found[path] = Partner(pred, score, threshold)
-            if pred is not None and score >= threshold and isinstance(have[pred], StructuredModel):
+            if pred is None or score is None or score < threshold:
+                continue  # unpaired, or paired below the threshold: stickler does not descend into it
+            if isinstance(have[pred], StructuredModel):
                 found.update(pairings(item, have[pred], prefix=f"{path}."))
     return found
 

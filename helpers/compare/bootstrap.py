@@ -122,7 +122,8 @@ def _distinct_columns(matrices: Sequence[np.ndarray]) -> tuple[np.ndarray, np.nd
     exact below 2**53, which `helpers.compare.reading.MAX_COUNT` keeps.
     """
     first: dict[bytes, int] = {}
-    inverse, picked = [], []
+    inverse: list[int] = []
+    picked: list[np.ndarray] = []
     for matrix in matrices:
         for column in range(matrix.shape[1]):
             values = np.ascontiguousarray(matrix[:, column], dtype=np.int64)

@@ -7,8 +7,8 @@ The command line checks its arguments against these before it imports anything h
 from __future__ import annotations
 
 from helpers.errors import EvalError
+from helpers.formats import COUNTS as COUNTS  # compare's words include the counts; one order, the results format's
 
-COUNTS = ("tp", "fp", "tn", "fn", "fd", "fa")  # stickler's confusion counts, in the order arrays hold them
 RATIOS = ("precision", "recall", "f1")
 RESAMPLES = 2000
 SEED = 0

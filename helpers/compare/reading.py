@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,8 @@ from types import MappingProxyType
 from typing import Any
 
 from helpers.compare.params import COUNTS, CompareError
+from helpers.formats import RESULTS_FORMAT
+from helpers.formats.json import skip_blanks
 from helpers.harness.names import name_problem
 
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the rows this module reads
@@ -332,22 +333,21 @@ class _Foreign(ValueError):
     """The file is JSON but not shaped like a saved report."""
 
 
-_SPACE = re.compile(r"[ \t\n\r]*")
 _DECODE = json.JSONDecoder().raw_decode
 _READ = object()  # stands for a case's results once the builder has taken them
 
 
 def _array(text: str, start: int, each: Callable[[Any], None]) -> int:
     """Hand each element of the JSON array starting at `start` to `each`; return the index after the array."""
-    position = _SPACE.match(text, start + 1).end()
+    position = skip_blanks(text, start + 1)
     if text.startswith("]", position):
         return position + 1
     while True:
         value, position = _DECODE(text, position)
         each(value)
-        position = _SPACE.match(text, position).end()
+        position = skip_blanks(text, position)
         if text.startswith(",", position):
-            position = _SPACE.match(text, position + 1).end()
+            position = skip_blanks(text, position + 1)
         elif text.startswith("]", position):
             return position + 1
         else:
@@ -377,27 +377,27 @@ def _report_arrays(text: str, builder: _Builder) -> None:
     def add_case(case: Any) -> None:
         cases.append(_keep(case))
 
-    position = _SPACE.match(text).end()
+    position = skip_blanks(text)
     if not text.startswith("{", position):
         raise _Foreign("the file holds no JSON object")
-    position = _SPACE.match(text, position + 1).end()
+    position = skip_blanks(text, position + 1)
     while not text.startswith("}", position):
         key, position = _DECODE(text, position)
-        position = _SPACE.match(text, position).end()
+        position = skip_blanks(text, position)
         if not isinstance(key, str) or not text.startswith(":", position):
             raise json.JSONDecodeError("expected a key and ':'", text, position)
-        position = _SPACE.match(text, position + 1).end()
+        position = skip_blanks(text, position + 1)
         if key in ("cases", "detailed_results") and text.startswith("[", position):
             found.add(key)
             position = _array(text, position, add_case if key == "cases" else add_result)
         else:
             _, position = _DECODE(text, position)
-        position = _SPACE.match(text, position).end()
+        position = skip_blanks(text, position)
         if text.startswith(",", position):
-            position = _SPACE.match(text, position + 1).end()
+            position = skip_blanks(text, position + 1)
         elif not text.startswith("}", position):
             raise json.JSONDecodeError("expected ',' or '}' after a value", text, position)
-    if _SPACE.match(text, position + 1).end() != len(text):
+    if skip_blanks(text, position + 1) != len(text):
         raise json.JSONDecodeError("extra data after the report", text, position + 1)
     if found != {"cases", "detailed_results"}:
         raise _Foreign("the file has no 'cases' and 'detailed_results' lists")
@@ -464,9 +464,6 @@ def read_text(path: Path) -> str:
 # --- a compact results file, streamed -----------------------------------------------------------
 
 HEADER_BYTES = 1 << 16  # a results header is one short line; a saved report's first line is "{" or all of it
-# `helpers.harness.results.FORMAT`, named here so telling the formats apart imports nothing heavy
-# (that module imports pydantic and stickler, and numpy with it); a test keeps the two equal.
-RESULTS_FORMAT = "structured-output-results"
 _NO_VALUES: Mapping[str, str] = MappingProxyType({})  # a results file holds no outputs; one empty map for all
 
 
@@ -494,7 +491,7 @@ def read_results_file(path: Path | str, source: str | None = None) -> Run:
         FileNotFoundError: If there is no file at `path`.
         ValueError: A `ResultsError` or `CompareError` naming the file, the line or case, and the field.
     """
-    from helpers.harness.results import iter_records, read_header
+    from helpers.formats.results import iter_records, read_header
 
     path = Path(path)
     source = source or str(path)

@@ -180,7 +180,7 @@ def _tools_difference(old: list[dict], new: list[dict], output_tool: str | None)
         if before != after:
             name = before.get("name")
             what = f"the output schema (tool `{name}`)" if name == output_tool else f"tool `{name}` spec"
-            return f"{what} differs ({first_difference(before, after, name)})"
+            return f"{what} differs ({first_difference(before, after, str(name))})"
     return None
 
 

@@ -28,8 +28,10 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 from strands.models import Model
+from strands.types.content import Messages
 from strands.types.exceptions import StructuredOutputException
 from strands.types.streaming import StreamEvent
+from strands.types.tools import ToolSpec
 
 from helpers.commands import exits
 from helpers.errors import EvalError
@@ -86,10 +88,10 @@ class RecordingModel(AgentLoopModel):
     def get_config(self) -> Any:
         return self.inner.get_config()
 
-    async def stream(  # type: ignore[override]
+    async def stream(
         self,
-        messages: Any,
-        tool_specs: list[dict[str, Any]] | None = None,
+        messages: Messages,
+        tool_specs: list[ToolSpec] | None = None,
         system_prompt: str | None = None,
         **kwargs: Any,
     ) -> AsyncGenerator[StreamEvent, None]:

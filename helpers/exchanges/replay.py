@@ -20,15 +20,20 @@ import copy
 import logging
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import BaseModel
 from strands.models import Model
+from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
+from strands.types.tools import ToolSpec
 
 from helpers.errors import EvalError
 from helpers.exchanges.calls import canonical_request, from_json, request_difference
 from helpers.exchanges.fixtures import Exchange, FixtureError, prompt_sha256
 from helpers.exchanges.fixtures import turn_events as turn_events  # where the offline notebook imports it from
+
+T = TypeVar("T", bound=BaseModel)
 
 
 class ReplayExhaustedError(EvalError, RuntimeError):
@@ -62,7 +67,9 @@ class AgentLoopModel(Model):
     recording of it would match what `agent(prompt, structured_output_model=Model)` does.
     """
 
-    async def structured_output(self, output_model, prompt, system_prompt=None, **kwargs):  # type: ignore[override]
+    async def structured_output(
+        self, output_model: type[T], prompt: Messages, system_prompt: str | None = None, **kwargs: Any
+    ) -> AsyncGenerator[dict[str, T | Any], None]:
         raise NotImplementedError(
             f"{type(self).__name__} serves the agent loop only; call agent(prompt, structured_output_model=Model)"
         )
@@ -84,7 +91,7 @@ class ReplayModel(AgentLoopModel):
         self.exchange = exchange
         self.record_command = record_command
         self.output_tool = output_tool
-        self.tool_specs_offered: list[list[dict[str, Any]]] = []
+        self.tool_specs_offered: list[list[ToolSpec]] = []
         self.turns_used = 0
         self.config: dict[str, Any] = {"model_id": f"replay of {exchange.label}"}
         self._supports_structured_output = exchange.structured_output_by_provider
@@ -141,10 +148,10 @@ class ReplayModel(AgentLoopModel):
     def get_config(self) -> dict[str, Any]:
         return dict(self.config)
 
-    async def stream(  # type: ignore[override]
+    async def stream(
         self,
-        messages: Any,
-        tool_specs: list[dict[str, Any]] | None = None,
+        messages: Messages,
+        tool_specs: list[ToolSpec] | None = None,
         system_prompt: str | None = None,
         **kwargs: Any,
     ) -> AsyncGenerator[StreamEvent, None]:

@@ -15,12 +15,15 @@ import sys
 from collections.abc import Mapping
 from decimal import Decimal
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from helpers.fuzzy import pairing
 from helpers.fuzzy.numeric import EXACT_DIGITS, NAN, Tolerance, is_infinite, number
+
+if TYPE_CHECKING:  # never imported at run time: the adapter (evaluator.py) passes the class in
+    from strands.agent.agent_result import AgentResult
 
 MAX_DEPTH = 100
 """Deepest nesting of dicts and lists compared; deeper (or cyclic) input fails the case."""
@@ -38,7 +41,6 @@ TOLERANCES = {"numeric_tolerance": 0.0, "absolute_tolerance": 0.0}
 # Canonical leaves are tagged tuples, so True (a boolean) never equals 1 (a number).
 _NULL = ("null",)
 _NUMBER = ("number",)  # where a number stands in a record's shape: its value is in the record's numbers
-_UNKNOWN = object()
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 _NUMERIC_TEXT = re.compile(r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -66,7 +68,7 @@ class _Unsupported(Exception):
         self.keys: list = []
 
 
-def plain(value: Any, side: str = "value", *, agent_result: type | None = None) -> Any:
+def plain(value: Any, side: str = "value", *, agent_result: type[AgentResult] | None = None) -> Any:
     """Convert to dicts, lists and scalars; raise `Unreadable` naming `side` and the path."""
     if agent_result is not None and isinstance(value, agent_result):
         if value.structured_output is None:
@@ -80,7 +82,7 @@ def plain(value: Any, side: str = "value", *, agent_result: type | None = None) 
     except _TooDeep:
         raise Unreadable(f"{side} {_depth_problem(value)}") from None
     except _Unsupported as exc:
-        path = None
+        path: Any = None  # a path is nested pairs, (parent, key), as everywhere here
         for key in reversed(exc.keys):
             path = (path, key)
         raise Unreadable(f"{side} at {format_path(path)} {exc.problem}") from None
@@ -392,14 +394,16 @@ class Comparer:
         their shared keys once, not once per row.
         """
         order = tuple(value)
-        names = self._orders.get(order, _UNKNOWN)
-        if names is _UNKNOWN:
-            names = None
-            if not self.ignore_key_order:
-                names = order
-            elif _SORTABLE_KEYS.issuperset(map(type, order)):
-                names = tuple(sorted(order, key=lambda k: (type(k) is str, k)))
-            self._orders[order] = names
+        try:
+            return self._orders[order]
+        except KeyError:
+            pass
+        names: tuple | None = None
+        if not self.ignore_key_order:
+            names = order
+        elif _SORTABLE_KEYS.issuperset(map(type, order)):
+            names = tuple(sorted(order, key=lambda k: (type(k) is str, k)))
+        self._orders[order] = names
         return names
 
     def record(self, value: Any) -> tuple | None:

@@ -281,7 +281,7 @@ class LegacyFuzzyEquals(FuzzyEquals):
     under `SAVED_TYPE` from then on. Pass `EVALUATORS` as `custom_evaluators` to read both.
     """
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> FuzzyEquals:  # type: ignore[misc]
+    def __new__(cls, *args: Any, **kwargs: Any) -> FuzzyEquals:
         return FuzzyEquals(*args, **kwargs)
 
     @classmethod

@@ -52,9 +52,10 @@ def number(value: Any) -> tuple:
     if isinstance(value, numbers.Integral):
         return ("n", int(value))
     if isinstance(value, numbers.Rational):
-        if value.denominator == 1:
-            return ("n", int(value))
-        return ("n", _nearest_float(Fraction(value.numerator, value.denominator)))
+        exact = Fraction(value)  # a Rational need not define __int__; its numerator and denominator suffice
+        if exact.denominator == 1:
+            return ("n", exact.numerator)
+        return ("n", _nearest_float(exact))
     result = float(value)
     return ("n", result) if result == result else NAN
 
@@ -64,7 +65,9 @@ def _decimal(value: Decimal) -> tuple:
         return NAN
     if value.is_infinite():
         return ("n", float(value))
-    if abs(value.adjusted()) > EXACT_DIGITS or -value.as_tuple().exponent > EXACT_DIGITS:
+    exponent = value.as_tuple().exponent
+    assert isinstance(exponent, int)  # a letter only for NaN and infinity, handled above
+    if abs(value.adjusted()) > EXACT_DIGITS or -exponent > EXACT_DIGITS:
         return ("big", value)  # Decimal equality and hash are by value, whatever the exponent
     if value == value.to_integral_value():
         return ("n", int(value))

@@ -102,6 +102,11 @@ def _group(keys: list) -> dict[Any, list[int]]:
     return groups
 
 
+def _numbers(records: list[tuple | None], indices: list[int]) -> list:
+    """The numbers of the records at `indices`, all of them records of one block (never None)."""
+    return [record[1] for i in indices if (record := records[i]) is not None]
+
+
 def _singles(values: list) -> dict[Any, list[int]]:
     """Every index its own group: for values with an unhashable scalar, which cannot be grouped."""
     return {("#", i): [i] for i in range(len(values))}
@@ -118,8 +123,8 @@ def _pair_records(comparer: Comparer, expected: list, actual: list, path: Any) -
     numbers_e = _finite_numbers(comparer, expected)
     numbers_a = _finite_numbers(comparer, actual) if numbers_e is not None else None
     if numbers_e is not None and numbers_a is not None:  # a list of numbers: no records needed
-        lost_e, lost_a = sweep(numbers_e, numbers_a, comparer.near)
-        return sorted(lost_e), sorted(lost_a)
+        unpaired_e, unpaired_a = sweep(numbers_e, numbers_a, comparer.near)
+        return sorted(unpaired_e), sorted(unpaired_a)
     records_e = [comparer.record(x) for x in expected]
     records_a = [comparer.record(x) for x in actual]
     blocks: dict[Any, tuple[list[int], list[int]]] = {}
@@ -139,7 +144,7 @@ def _pair_records(comparer: Comparer, expected: list, actual: list, path: Any) -
                 block[1].append(j)
     context = (comparer, path, expected, actual)
     for block_e, block_a in blocks.values():
-        le, la = _pair_vectors([records_e[i][1] for i in block_e], [records_a[j][1] for j in block_a], context)
+        le, la = _pair_vectors(_numbers(records_e, block_e), _numbers(records_a, block_a), context)
         lost_e.extend(block_e[i] for i in le)
         lost_a.extend(block_a[j] for j in la)
     if rest_e and rest_a:  # values a record cannot describe never match ones it can

@@ -21,7 +21,7 @@ def markdown_table(frame: pd.DataFrame, limit: int = ROWS) -> str:
 def summary(content: Content, html_name: str) -> str:
     """The summary text: the run, the overall change, the gates, and the worst fields by kind of miss."""
     parts = [f"## {content.title}", "", overall_line(content) + "."]
-    if content.overall_table is not None:
+    if content.overall_table is not None and content.old is not None:  # an overall change needs an old run
         row = content.overall_table.iloc[0]
         parts.append(
             f"Against {content.old.path.name}: change {row['delta']:+.3f} "

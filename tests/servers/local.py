@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import socketserver
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
+
+
+class _Server(ThreadingHTTPServer):
+    def server_bind(self) -> None:
+        """Bind as TCPServer does, without HTTPServer's reverse look-up of 127.0.0.1 (a DNS query)."""
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
 
 
 class LocalServer:
@@ -16,7 +24,7 @@ class LocalServer:
 
     def serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self.stopped = threading.Event()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server = _Server(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         # A short poll interval so shutdown() returns at once rather than after 0.5 s.
