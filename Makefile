@@ -51,9 +51,11 @@ test: $(STAMP) ## Lint, unit tests, and every notebook compared cell by cell wit
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python scripts/run_tests.py
 
-lint: $(STAMP) ## ruff check and format check, notebooks included
+# mypy keeps an incremental cache in .mypy_cache (git-ignored): a run after a small change re-checks little.
+lint: $(STAMP) ## ruff check and format check, notebooks included; mypy on the packages
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: $(STAMP) ## Apply ruff fixes and formatting
 	$(BIN)/ruff check --fix .
@@ -105,5 +107,5 @@ bench-notebooks: $(STAMP) ## make run against its floor (a kernel importing each
 	$(BIN)/python -m bench.bench_notebooks
 
 clean: ## Remove the environments and caches
-	rm -rf $(VENV) $(TOOLS) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(TOOLS) .pytest_cache .ruff_cache .mypy_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

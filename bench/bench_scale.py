@@ -1,6 +1,6 @@
 """Benchmark: `score` in one process, on 2 local workers and on a local Dask cluster, against the bare stickler loop.
 
-    python -m bench.bench_scale                       every size below, 3 rounds (about 6-10 minutes on 2 cores)
+    python -m bench.bench_scale                       every size below, 3 rounds (long on a loaded machine)
     python -m bench.bench_scale --sizes 20:1000       pick sizes as items:documents
     python -m bench.bench_scale --rounds 5
 
@@ -8,25 +8,31 @@ Data: the seeded SIMULATED invoices of `walkthroughs.simulated_large` (nothing r
 with N line items each and the simulated extractor's mistakes.
 
 The floor is the bare stickler loop: `eval_for(Invoice).evaluate(truth, prediction)` over the
-same documents, already read and validated (stickler as shipped). Beside it, each as the score
-command runs it on the same documents (reading and validation are the same for all, and
-imports are not counted):
+same documents, already read and validated, stickler as shipped. Every row is its ratio to that
+floor, measured in the same interleaved rounds:
 
-- `score`, stickler as shipped: `score_stored` (the report Experiment builds, scored in one
-  thread) with the speed-up held off, so the harness's own cost shows (target: 1.05x);
-- `score`: the same with `helpers.harness.fast_stickler` on (what the command runs);
+- bare loop, stickler sped up: the same loop with `helpers.harness.fast_stickler` on;
+- `score_stored`, stickler as shipped: the score command's scoring step (the report Experiment
+  builds, in one thread) with the speed-up held off, so the harness's own cost shows; its ratio
+  to the floor is the harness's overhead (target 1.05x);
+- `score_stored`: the same with the speed-up on, which is what the command runs; its ratio to the
+  sped-up loop is the overhead on the fast path;
+- the score command in this process (`helpers.score.main`: reading and validating both files,
+  scoring, printing the tables, writing `--out`), beside its own floor: reading the same files
+  the same way and the bare sped-up loop;
 - `--workers 2` and `--cluster local` (2 workers): `score_at_scale` as the command calls it,
   engine start-up included, with the size rule deciding (a run too small is scored in one
   process; the rows say which it chose).
 
-Medians of `--rounds` interleaved rounds, with the range. The sizes include a small run
-(20 items, 100 documents), where start-up dominates. Default sizes are chosen to finish in
-minutes on 2 cores: 1:1000, 5:400, 20:1000, 50:120, small 20:100.
+Each row shows wall seconds (median of `--rounds` interleaved rounds, with the range) and the
+CPU seconds of this process and its workers together (the work done, which the other load on a
+shared machine does not inflate). The sizes include a small run (20 items, 100 documents), where
+start-up dominates.
 
-Then, each in a fresh process: the start-up of a worker (the imports of `helpers.scale.batches`,
-with and without jsonschema's optional `rfc3987_syntax`) against `import pydantic, stickler`,
-and the peak resident memory of `python -m helpers.score` on 1,000 documents of 20 items to a
-compact results file, in one process and with `--workers 2` (driver and largest worker).
+Then, each in a fresh process: the start-up of the command (`--help`) and of a worker (spawned:
+its imports; forked: ready, one document scored and stopped) against `import pydantic, stickler`,
+and the peak resident memory (`VmHWM`) of `python -m helpers.score` on 1,000 documents of 20
+items to a compact results file, in one process and with `--workers 2`.
 
 Exit code 1 if any report differs from the bare loop's scores or from one process's report.
 """
@@ -34,28 +40,37 @@ Exit code 1 if any report differs from the bare loop's scores or from one proces
 from __future__ import annotations
 
 import argparse
+import gc
+import io
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
+import time
 from importlib.metadata import version
 from pathlib import Path
 
 from stickler import eval_for
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from bench.timing import interleaved, median, ratio_spread, spread
+from bench.timing import MIN_ROUNDS, interleaved, median, ratio_spread, spread
 from helpers.harness import fast_stickler
+from helpers.harness.cases import load_cases, load_predictions
 from helpers.harness.scoring import score_stored
 from helpers.scale.batches import Scorer
 from helpers.scale.run import score_at_scale
+from helpers.score import main as score_main
 from walkthroughs.invoices import Invoice
 from walkthroughs.simulated_large import SCHEMA, simulated_run
 
-DEFAULT_SIZES = "1:1000,5:400,20:1000,50:120,20:100"
-FLOOR = "bare stickler loop"
+DEFAULT_SIZES = "1:2000,5:1000,20:1000,50:200,20:100"
+FLOOR = "bare stickler loop (as shipped)"
+FAST_LOOP = "bare loop, stickler sped up"
+READ_FLOOR = "read both files + sped-up loop"
+COMMAND = "score command, in this process"
 
 
 class _Quiet:
@@ -69,16 +84,36 @@ class _Quiet:
         pass
 
 
-def runs_for(pairs: list, engines: dict) -> dict:
+def write_files(pairs: list, folder: Path) -> tuple[Path, Path]:
+    cases = folder / "cases.jsonl"
+    predictions = folder / "predictions.jsonl"
+    with cases.open("w") as case_file, predictions.open("w") as prediction_file:
+        for case, output in pairs:
+            truth = case.expected_output.model_dump(mode="json")
+            line = {"name": case.name, "input": case.input, "expected_output": truth, "metadata": case.metadata}
+            case_file.write(json.dumps(line) + "\n")
+            prediction_file.write(json.dumps({"name": case.name, "output": output.model_dump(mode="json")}) + "\n")
+    return cases, predictions
+
+
+def runs_for(pairs: list, folder: Path, engines: dict) -> tuple[dict, dict]:
     cases = [case for case, _ in pairs]
     outputs = {case.name: output for case, output in pairs}
     spec = eval_for(Invoice)
     evaluator = StructuredOutputSimilarity(Invoice)
+    case_file, prediction_file = write_files(pairs, folder)
+    argv = ["--schema", SCHEMA, "--cases", str(case_file), "--predictions", str(prediction_file)]
     kept: dict = {}
+
+    def loop():
+        return [spec.evaluate(case.expected_output, output).overall_score for case, output in pairs]
 
     def bare():
         with fast_stickler.shipped():
-            kept[FLOOR] = [spec.evaluate(case.expected_output, output).overall_score for case, output in pairs]
+            kept[FLOOR] = loop()
+
+    def fast_loop():
+        kept[FAST_LOOP] = loop()
 
     def shipped():
         with fast_stickler.shipped():
@@ -86,6 +121,17 @@ def runs_for(pairs: list, engines: dict) -> dict:
 
     def fast():
         kept["score"] = score_stored(cases, outputs, evaluator)
+
+    def read_and_loop():
+        read = load_cases(case_file, Invoice)
+        predictions = load_predictions(prediction_file, Invoice, read)
+        [spec.evaluate(case.expected_output, predictions[case.name]) for case in read]
+
+    def command():
+        out = folder / "run.json"
+        if score_main([*argv, "--out", str(out)], out=io.StringIO()) != 0:
+            raise SystemExit("the score command failed")
+        kept[COMMAND] = out.read_text()
 
     def scaled(workers, cluster):
         def run():
@@ -98,46 +144,110 @@ def runs_for(pairs: list, engines: dict) -> dict:
 
     return kept, {
         FLOOR: bare,
-        "score, stickler as shipped": shipped,
-        "score": fast,
+        FAST_LOOP: fast_loop,
+        "score_stored, stickler as shipped": shipped,
+        "score_stored": fast,
+        READ_FLOOR: read_and_loop,
+        COMMAND: command,
         "--workers 2": scaled(2, None),
         "--cluster local (2)": scaled(2, "local"),
     }
 
 
-def speed(sizes: list[tuple[int, int]], rounds: int) -> bool:
+def _cpu() -> float:
+    """CPU seconds of this process and of every finished child (workers, Dask's processes)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def timed(run) -> tuple[float, float]:
+    gc.collect()
+    wall, cpu = time.perf_counter(), _cpu()
+    run()
+    return time.perf_counter() - wall, _cpu() - cpu
+
+
+def speed(sizes: list[tuple[int, int]], rounds: int, folder: Path) -> bool:
     print(f"\n== seconds per run: median of {rounds} interleaved rounds (range); load {_load()}")
-    workloads = {(items, count): list(simulated_run(count, items)) for items, count in sizes}
     engines: dict = {}
-    plans = {size: runs_for(pairs, engines) for size, pairs in workloads.items()}
-    seconds: dict = {size: {name: [] for name in plans[size][1]} for size in workloads}
+    plans = {}
+    for items, count in sizes:
+        where = folder / f"{items}x{count}"
+        where.mkdir()
+        plans[(items, count)] = runs_for(list(simulated_run(count, items)), where, engines)
+    wall: dict = {size: {name: [] for name in plan[1]} for size, plan in plans.items()}
+    cpu: dict = {size: {name: [] for name in plan[1]} for size, plan in plans.items()}
     for _ in range(rounds):  # every size and every run takes its turn in each round
         for size, (_, runs) in plans.items():
-            for name, values in interleaved(1, runs, minimum=1).items():
-                seconds[size][name] += values
+            for name, run in runs.items():
+                seconds, work = timed(run)
+                wall[size][name].append(seconds)
+                cpu[size][name].append(work)
     same = True
     for (items, count), (kept, runs) in plans.items():
-        floor = seconds[(items, count)][FLOOR]
+        floor = wall[(items, count)][FLOOR]
         print(f"\n{items} line items, {count:,} documents ({count / median(floor):,.0f} documents/s on the floor)")
+        print(f"  {'':<34} {'wall s':>20}  {'of the floor':>18}  {'CPU s':>6}  {'of the floor':>12}")
+        floor_cpu = median(cpu[(items, count)][FLOOR])
         for name in runs:
-            values = seconds[(items, count)][name]
+            values = wall[(items, count)][name]
+            work = median(cpu[(items, count)][name])
             where = ""
             if name.startswith("--"):
                 key = (2, None if name.startswith("--workers") else "local")
                 where = f"  [{engines[key]}]"
-            ratio = ratio_spread(values, floor) + " of the floor" if name != FLOOR else ""
-            print(f"  {name:<28} {spread(values):>22} s  {ratio}{where}")
-        scores = kept[FLOOR]
-        reference = kept["shipped"].model_dump_json()
-        if kept["score"].scores != scores or kept["score"].model_dump_json() != reference:
-            print("  SCORES DIFFER from the bare loop or from stickler as shipped")
-            same = False
-        for key in ((2, None), (2, "local")):
-            if kept[key].model_dump_json() != reference:
-                print(f"  REPORT DIFFERS on {engines[key]}")
-                same = False
+            ratio = ratio_spread(values, floor) if name != FLOOR else ""
+            print(f"  {name:<34} {spread(values):>20}  {ratio:>18}  {work:6.2f}  {work / floor_cpu:11.2f}x{where}")
+        sizes_wall = wall[(items, count)]
+        print(
+            f"  harness overhead: score_stored {ratio_spread(sizes_wall['score_stored'], sizes_wall[FAST_LOOP])} "
+            f"of the sped-up loop; the command {ratio_spread(sizes_wall[COMMAND], sizes_wall[READ_FLOOR])} "
+            "of reading the files and the sped-up loop"
+        )
+        one = wall[(items, count)]["score_stored"]
+        for label in ("--workers 2", "--cluster local (2)"):
+            print(f"  {label}: {median(one) / median(wall[(items, count)][label]):.2f}x as fast as one process")
+        same = _check(kept, engines) and same
     print(f"\n   load average after: {_load()}; every report identical: {'yes' if same else 'NO'}")
     return same
+
+
+def _check(kept: dict, engines: dict) -> bool:
+    reference = kept["shipped"].model_dump_json()
+    same = True
+    if kept["score"].scores != kept[FLOOR] or kept[FAST_LOOP] != kept[FLOOR]:
+        print("  SCORES DIFFER from the bare loop")
+        same = False
+    if kept["score"].model_dump_json() != reference:
+        print("  REPORT DIFFERS from stickler as shipped")
+        same = False
+    if _sessionless(json.loads(kept[COMMAND])) != _sessionless(json.loads(reference)):
+        print("  THE COMMAND'S REPORT DIFFERS")
+        same = False
+    for key in ((2, None), (2, "local")):
+        if kept[key].model_dump_json() != reference:
+            print(f"  REPORT DIFFERS on {engines[key]}")
+            same = False
+    return same
+
+
+def _sessionless(report: dict) -> dict:
+    """A report without its cases' `session_id`, which a case read from a file draws at random."""
+    return {**report, "cases": [{k: v for k, v in case.items() if k != "session_id"} for case in report["cases"]]}
+
+
+WORKER_STARTUP = """
+import sys, time
+from helpers.scale import pool
+from walkthroughs.simulated_large import SCHEMA, simulated_run
+from helpers.scale.batches import Scorer
+from helpers.scale.run import score_at_scale
+pool.start_method = lambda: {method!r}
+pairs = list(simulated_run(1, 1))
+started = time.perf_counter()
+score_at_scale(pairs, Scorer(SCHEMA), workers=2, fan_out="always", progress=None)
+print(time.perf_counter() - started, file=sys.stderr)
+"""
 
 
 def startup(rounds: int) -> None:
@@ -146,42 +256,63 @@ def startup(rounds: int) -> None:
     commands = {
         "python -c pass": [python, "-c", "pass"],
         "import pydantic, stickler (floor)": [python, "-c", "import pydantic, stickler"],
-        "a worker (helpers.scale.batches)": [
+        "python -m helpers.score --help": [python, "-m", "helpers.score", "--help"],
+        "import strands_evals.evaluators": [python, "-c", "import strands_evals.evaluators"],
+        "a spawned worker's imports": [
             python,
             "-c",
             "import sys; sys.modules['rfc3987_syntax'] = None; import helpers.scale.batches",
         ],
-        "the same, rfc3987_syntax importable": [python, "-c", "import helpers.scale.batches"],
     }
-    seconds = interleaved(rounds, {name: lambda c=c: subprocess.run(c, check=True) for name, c in commands.items()})
+    seconds = interleaved(
+        rounds, {name: lambda c=c: subprocess.run(c, check=True, capture_output=True) for name, c in commands.items()}
+    )
     floor = seconds["import pydantic, stickler (floor)"]
     for name, values in seconds.items():
         print(f"  {name:<40} {spread(values):>20} s  {ratio_spread(values, floor)} of the floor")
-
-
-def memory(documents: int, items: int) -> None:
-    print(f"\n== peak resident memory, fresh processes: score {documents:,} documents of {items} items to --results")
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        cases, predictions = [], []
-        for case, output in simulated_run(documents, items):
-            truth = case.expected_output.model_dump(mode="json")
-            cases.append(json.dumps({"name": case.name, "input": case.input, "expected_output": truth}))
-            predictions.append(json.dumps({"name": case.name, "output": output.model_dump(mode="json")}))
-        (root / "cases.jsonl").write_text("\n".join(cases) + "\n")
-        (root / "predictions.jsonl").write_text("\n".join(predictions) + "\n")
-        base = ["--schema", SCHEMA, "--cases", "cases.jsonl", "--predictions", "predictions.jsonl"]
-        for label, extra in (("one process", []), ("--workers 2", ["--workers", "2", "--fan-out", "always"])):
-            code = (
-                "import json, resource, sys\nfrom helpers.score import main\n"
-                f"main({[*base, '--results', 'run.jsonl', *extra]!r}, out=open('/dev/null', 'w'))\n"
-                "print(json.dumps([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
-                " resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))"
+    print("  2 workers started, one document scored, stopped (after the driver's imports):")
+    pools: dict = {"forked": [], "spawned": []}
+    for _ in range(rounds):
+        for label, method in (("forked", "fork"), ("spawned", "spawn")):
+            done = subprocess.run(
+                [python, "-c", WORKER_STARTUP.format(method=method)], check=True, capture_output=True, text=True
             )
-            done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
-            driver, child = json.loads(done.stdout.strip().splitlines()[-1])
-            workers = f"; largest worker {child / 1024:.0f} MB" if extra else ""
-            print(f"  {label:<12} driver {driver / 1024:.0f} MB{workers}")
+            pools[label].append(float(done.stderr.strip().splitlines()[-1]))
+    for label, values in pools.items():
+        print(f"  {label + ' workers':<40} {spread(values):>20} s")
+
+
+MEMORY = """
+import io, json, sys
+from helpers.score import main
+argv = json.loads(sys.argv[1])
+code = main(argv, out=io.StringIO())
+status = open("/proc/self/status").read().splitlines()
+peak = [int(line.split()[1]) for line in status if line.startswith("VmHWM:")][0]
+import resource
+child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps([code, peak, child]))
+"""
+
+
+def memory(documents: int, items: int, folder: Path) -> None:
+    print(f"\n== peak resident memory, fresh processes: score {documents:,} documents of {items} items to --results")
+    root = folder / "memory"
+    root.mkdir()
+    write_files(list(simulated_run(documents, items)), root)
+    base = ["--schema", SCHEMA, "--cases", "cases.jsonl", "--predictions", "predictions.jsonl", "--results", "r.jsonl"]
+    for label, extra in (("one process", []), ("--workers 2", ["--workers", "2", "--fan-out", "always"])):
+        done = subprocess.run(
+            [sys.executable, "-c", MEMORY, json.dumps([*base, *extra])],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        code, driver, child = json.loads(done.stdout.strip().splitlines()[-1])
+        shared = "forked: includes pages shared with the driver"
+        workers = f"; largest worker {child / 1024:.0f} MB ({shared})" if extra else ""
+        print(f"  {label:<12} driver {driver / 1024:.0f} MB{workers}  (exit {code})")
 
 
 def _load() -> str:
@@ -191,20 +322,21 @@ def _load() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=DEFAULT_SIZES, help="items:documents pairs, comma separated")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (at least 3); the median is kept")
+    parser.add_argument("--rounds", type=int, default=MIN_ROUNDS, help="interleaved rounds (at least 3)")
     parser.add_argument("--memory-documents", type=int, default=1000)
     args = parser.parse_args(argv)
+    if args.rounds < MIN_ROUNDS:
+        parser.error(f"--rounds must be at least {MIN_ROUNDS}")
     sizes = [tuple(int(part) for part in size.split(":")) for size in args.sizes.split(",")]
     print(
         f"bench_scale: Python {platform.python_version()}, {os.cpu_count()} CPUs, "
         f"stickler-eval {version('stickler-eval')}, strands-agents-evals {version('strands-agents-evals')}, "
         f"dask {version('dask')}; data: SIMULATED invoices (seeded)"
     )
-    if args.rounds < 3:
-        parser.error("--rounds must be at least 3")
-    same = speed(sizes, args.rounds)
-    startup(args.rounds)
-    memory(args.memory_documents, 20)
+    with tempfile.TemporaryDirectory() as folder:
+        same = speed(sizes, args.rounds, Path(folder))
+        startup(args.rounds)
+        memory(args.memory_documents, 20, Path(folder))
     return 0 if same else 1
 
 

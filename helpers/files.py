@@ -41,6 +41,7 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 try:
     import fcntl
@@ -57,6 +58,7 @@ STAGED, BACKUP, JOURNAL = ".tmp", ".bak", ".switch.json"
 JOURNAL_FORMAT, JOURNAL_VERSION = "helpers.files switch journal", 2
 _TOKEN = re.compile(r"[0-9]+-[0-9a-f]{8}")
 _STAGING_LOCK = ".staging.lock"
+_Target = TypeVar("_Target", bound=Path | str)  # a mapping's keys: paths, names, or both
 
 
 class SwitchError(ValueError):
@@ -151,7 +153,7 @@ def one_step() -> Iterator[None]:
             release()
 
 
-def switch_files(writes: Mapping[Path | str, str | bytes], remove: Iterable[Path | str] = ()) -> list[Path]:
+def switch_files(writes: Mapping[_Target, str | bytes], remove: Iterable[Path | str] = ()) -> list[Path]:
     """Replace every file in `writes` and delete every file in `remove`, all or none.
 
     `writes` maps each target to its new content (`str` is written as UTF-8). Targets that

@@ -22,13 +22,17 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from helpers import outputs
 from helpers.files import WriteError, one_step
 from helpers.record import REINSTALL  # standard library only at import, as below
 from helpers.scale import command as scale  # standard library only at import: --help stays fast
+
+if TYPE_CHECKING:
+    from strands.models import Model
 
 EXIT_CODES = """\
 Exit codes:
@@ -178,7 +182,8 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
             predictions = load_predictions(args.predictions, schema, cases)
             print(f"Scoring {len(cases)} case(s) from {args.predictions}.", file=out)
         else:
-            task = agent_task(load_task(args.task), schema, args, mode, cases, out)
+            assert mode is not None  # check_arguments gives every --task run its mode
+            task, problems = agent_task(load_task(args.task), schema, args, mode, cases, out)
     except (SchemaError, CaseFileError, FixtureError) as exc:
         raise BadInput(str(exc).rstrip(".") + ".") from exc
     outputs.refuse_overlap(_outputs(args), _run_inputs(args, cases))  # the modules are known once imported
@@ -189,8 +194,8 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
         report = score_stored(cases, predictions, evaluator)  # the harness's report, scored in this thread
     else:
         report = score_task_sync(cases, task, evaluator)  # the one scoring step
-        if task.problems:
-            raise BadInput(f"The {mode} run did not complete: " + said_once(task.problems, [c.name for c in cases]))
+        if problems:
+            raise BadInput(f"The {mode} run did not complete: " + said_once(problems, [c.name for c in cases]))
     if args.results is not None:
         scale.write_results(report, args, out)
     if args.out is not None:
@@ -200,8 +205,11 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
 
 def agent_task(
     user_task: Callable[[Any, Any], Any], schema: Any, args: argparse.Namespace, mode: str, cases: list, out: TextIO
-) -> Callable[[Any], dict[str, Any]]:
-    """The harness task around `task(case, model)`: every cassette is checked before any agent runs."""
+) -> tuple[Callable[[Any], dict[str, Any]], list[tuple[str, str]]]:
+    """The harness task around `task(case, model)`, and the list it appends each case's problem to.
+
+    Every cassette is checked before any agent runs.
+    """
     from strands_evals import eval_task
 
     from helpers.exchanges.cassettes import Cassettes
@@ -209,13 +217,14 @@ def agent_task(
     from helpers.record import record_command
 
     problems: list[tuple[str, str]] = []  # (case name, what went wrong)
+    models: dict[str, Callable[[], Model]]  # a fresh model per case
     if mode == "live":
         from helpers.exchanges.recording import RecordingModel
         from helpers.services.models import describe_live
 
         model = _live_model(args.model)
         print(f"Scoring {len(cases)} case(s) live with {describe_live(model)}.", file=out)
-        models = {case.name: (lambda model=model: RecordingModel(model)) for case in cases}  # bounds each case's calls
+        models = {case.name: partial(RecordingModel, model) for case in cases}  # bounds each case's calls
     else:
         command = record_command(args.schema, args.cases, args.task, args.cassettes)
         names = [case.name for case in cases]
@@ -224,7 +233,7 @@ def agent_task(
         )
         exchanges = cassettes.load_all()
         print(f"Scoring {len(cases)} case(s) by replaying {args.cassettes}{_origins(exchanges.values())}.", file=out)
-        models = {name: (lambda name=name: cassettes.replay(name, exchanges[name])) for name in exchanges}
+        models = {name: partial(cassettes.replay, name, exchange) for name, exchange in exchanges.items()}
 
     @eval_task()
     def task(case: Any) -> dict[str, Any]:
@@ -248,8 +257,7 @@ def agent_task(
                 problems.append((case.name, str(exc)))
         return {"output": output}
 
-    task.problems = problems  # type: ignore[attr-defined]
-    return task
+    return task, problems
 
 
 def said_once(problems: list[tuple[str, str]], order: list[str]) -> str:

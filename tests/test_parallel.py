@@ -6,17 +6,20 @@ import io
 import json
 import sys
 import textwrap
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
+from helpers.formats.results import COUNTS, Counts, iter_results
 from helpers.harness.reports import load_report
-from helpers.harness.results import COUNTS, Counts, iter_results, rows_from_report, sum_counts
+from helpers.harness.results import rows_from_report, sum_counts
 from helpers.harness.schema import load_schema
 from helpers.harness.scoring import score_outputs_sync
 from helpers.scale import engine as engine_module
+from helpers.scale import pool as pool_module
 from helpers.scale.batches import Scorer
 from helpers.scale.engine import Engine, EngineError, open_engine
 from helpers.scale.progress import FinalLine
@@ -88,6 +91,57 @@ def test_local_workers_build_the_one_process_report(run_pairs, single, workers, 
     assert_same_rollups(run.report, single)
     assert_same_summary(run.summary, single)
     assert list(iter_results(tmp_path / "r.jsonl")) == list(rows_from_report(single, Scorer(SCHEMA).spec()))
+
+
+# Forking is used only on Linux; spawning everywhere.
+START_METHODS = ["spawn", "fork"] if sys.platform.startswith("linux") else ["spawn"]
+
+
+@pytest.mark.parametrize("method", START_METHODS)
+def test_forked_and_spawned_workers_build_the_one_process_report(run_pairs, single, method, monkeypatch, tmp_path):
+    """Whichever way the workers start, the report, the summary and the results file are one process's."""
+    monkeypatch.setattr(pool_module, "start_method", lambda: method)
+    started = []
+    real = pool_module.WorkerPool.__init__
+
+    def remember(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        started.append(self.start_method)
+
+    monkeypatch.setattr(pool_module.WorkerPool, "__init__", remember)
+    results = tmp_path / "r.jsonl"
+    run = score_at_scale(run_pairs, Scorer(SCHEMA), workers=2, batch_size=4, fan_out="always", results=results)
+    assert started == [method]
+    assert_same_rollups(run.report, single)
+    assert_same_summary(run.summary, single)
+    assert list(iter_results(results)) == list(rows_from_report(single, Scorer(SCHEMA).spec()))
+
+
+def test_workers_fork_only_while_the_driver_runs_one_thread():
+    """A fork of a threaded process can inherit a held lock; with a second thread running, workers are spawned."""
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert pool_module.start_method() == "spawn"
+    finally:
+        stop.set()
+        other.join()
+    alone = sys.platform.startswith("linux") and threading.active_count() == 1
+    assert pool_module.start_method() == ("fork" if alone else "spawn")
+
+
+def test_a_run_without_a_results_file_skips_failures_by_kind_but_keeps_every_count(run_pairs, single):
+    """The workers' rows then carry no failures (the costly re-diff), and the summary's counts are the same."""
+    engine = Engine(engine_module.InlineExecutor(), 1, "1 process")
+    merged = []
+    _fan_out(engine, batches(run_pairs, Scorer(SCHEMA), 4), Scorer(SCHEMA), True, merged.append, 60.0, failures=False)
+    rows = [row for result in merged for row in result.rows]
+    assert all(row.failures == {} for row in rows)
+    with_failures = list(rows_from_report(single, Scorer(SCHEMA).spec()))
+    assert any(row.failures for row in with_failures)
+    strip = {"failures"}
+    assert [row.model_dump(exclude=strip) for row in rows] == [row.model_dump(exclude=strip) for row in with_failures]
 
 
 def test_local_dask_cluster_builds_the_one_process_report(run_pairs, single, local_cluster):
@@ -171,7 +225,7 @@ def test_batches_in_memory_are_bounded_by_the_window(monkeypatch):
             ahead.append(len(pulled) - len(merged))
             yield type("B", (), {"index": index, "names": [str(index)]})()
 
-    monkeypatch.setattr(run_module, "score_batch", lambda scorer, batch, keep: batch)
+    monkeypatch.setattr(run_module, "score_batch", lambda scorer, batch, keep, failures: batch)
     with ThreadPoolExecutor(2) as executor:
         engine = Engine(executor, 2, "2 threads")
         _fan_out(engine, work(), None, False, lambda result: merged.append(result.index), 60.0)

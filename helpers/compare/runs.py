@@ -164,12 +164,12 @@ def _check_same_fields(old: Run, new: Run, cases: Sequence[str]) -> None:
         seen[0].add(before.fields)
         seen[1].add(after.fields)
     for schema, sides in distinct.items():
-        before, after = (set().union(*found) for found in sides)
-        if before and after and before != after:
+        old_fields, new_fields = (set[str]().union(*found) for found in sides)
+        if old_fields and new_fields and old_fields != new_fields:
             raise CompareError(
                 f"{old.source} and {new.source} were scored against different schemas that are both named "
-                f"{schema!r}: fields only in the old run: {sorted(before - after) or 'none'}; only in the new run: "
-                f"{sorted(after - before) or 'none'}; compare two runs of the same schema"
+                f"{schema!r}: fields only in the old run: {sorted(old_fields - new_fields) or 'none'}; only in the "
+                f"new run: {sorted(new_fields - old_fields) or 'none'}; compare two runs of the same schema"
             )
 
 
@@ -427,9 +427,9 @@ class Comparison:
         if field is not None and field not in self.paths:
             raise ValueError(f"unknown field path {field!r}; known paths: {', '.join(self.paths)}")
         old_label, new_label = self.labels
-        show_values = field is not None and "." not in field
+        shown = field if field is not None and "." not in field else None  # a top-level field: its values too
         columns = ["case", old_label, new_label, "delta"]
-        if show_values:
+        if shown is not None:
             columns += ["expected", f"{old_label} value", f"{new_label} value"]
         width = len(COUNTS)
         documents = len(self.pairing.cases)
@@ -442,10 +442,10 @@ class Comparison:
         for position in positions:
             name = self.pairing.cases[position]
             row = [name, self.old.scores[position], self.new.scores[position], deltas[position]]
-            if show_values:
+            if shown is not None:
                 old_document, new_document = self.old_run.documents[name], self.new_run.documents[name]
-                row += [old_document.expected.get(field, "None"), old_document.actual.get(field, "None")]
-                row.append(new_document.actual.get(field, "None"))
+                row += [old_document.expected.get(shown, "None"), old_document.actual.get(shown, "None")]
+                row.append(new_document.actual.get(shown, "None"))
             changes = [
                 f"{path}: {_describe(self.old.counts[path][position])} -> {_describe(self.new.counts[path][position])}"
                 for index, path in enumerate(self.paths)

@@ -87,8 +87,8 @@ def field_table(run: Run) -> pd.DataFrame:
     """Per field path: the counts summed over the run's documents, and precision, recall and F1, worst F1 first."""
     totals: dict[str, np.ndarray] = {}
     for document in run.documents.values():
-        for path, counts in document.counts.items():
-            totals[path] = totals.get(path, 0) + np.asarray(counts, dtype=np.int64)
+        for path, values in document.counts.items():
+            totals[path] = totals.get(path, 0) + np.asarray(values, dtype=np.int64)
     rows = []
     for path, counts in totals.items():
         row = {"field": path, **{key: int(counts[COUNTS.index(key)]) for key in ("tp", "fn", "fa", "fd")}}

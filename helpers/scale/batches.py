@@ -22,7 +22,8 @@ from pydantic import BaseModel
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSimilarity
 
-from helpers.harness.results import ResultRow, row_from_case, rows_from_report
+from helpers.formats.results import ResultRow
+from helpers.harness.results import row_from_case, rows_from_report
 from helpers.harness.schema import load_schema
 from helpers.harness.scoring import score_stored
 
@@ -110,8 +111,12 @@ class BatchResult:
     report: StructuredOutputReport | None = None
 
 
-def score_batch(scorer: Scorer, batch: Batch, keep_report: bool) -> BatchResult:
+def score_batch(scorer: Scorer, batch: Batch, keep_report: bool, failures: bool = True) -> BatchResult:
     """Score one batch in this process (the function every engine runs).
+
+    Each row carries its failures by kind only with `failures` (the results file needs them):
+    finding them diffs a document's lists again, which on long lists costs about as much as
+    scoring it, so a run that writes no results file does not pay for them.
 
     A case the harness cannot score comes back scored 0 with its reason, as in one process;
     an error outside the harness (the schema does not import here) propagates, and the driver
@@ -124,7 +129,8 @@ def score_batch(scorer: Scorer, batch: Batch, keep_report: bool) -> BatchResult:
         cases.append(case)
         outputs[case.name] = unpack(output, schema)
     report = score_stored(cases, outputs, scorer.evaluator())
-    return BatchResult(batch.index, list(rows_from_report(report, scorer.spec())), report if keep_report else None)
+    rows = list(rows_from_report(report, scorer.spec() if failures else None))
+    return BatchResult(batch.index, rows, report if keep_report else None)
 
 
 def failed_batch(batch: Batch, scorer: Scorer, problem: str, keep_report: bool) -> BatchResult:

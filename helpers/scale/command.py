@@ -16,7 +16,7 @@ import argparse
 import os
 from typing import Any, TextIO
 
-from helpers.scale.engine import BATCH_TIMEOUT  # the standard library only: --help stays quick
+from helpers.scale.engine import BATCH_TIMEOUT, EngineError  # the standard library only: --help stays quick
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -119,10 +119,8 @@ def cluster_problem(address: str) -> str | None:
     return None
 
 
-def engine_errors() -> type[Exception]:
+def engine_errors() -> type[EngineError]:
     """The error an engine raises when it cannot start, for the command to report with its exit code."""
-    from helpers.scale.engine import EngineError
-
     return EngineError
 
 
@@ -130,7 +128,8 @@ def write_results(report: Any, args: argparse.Namespace, out: TextIO) -> None:
     """Write the compact results file of a report scored in one process (a `--task` run)."""
     import stickler
 
-    from helpers.harness.results import ResultsHeader, ResultsWriter, rows_from_report
+    from helpers.formats.results import ResultsHeader, ResultsWriter
+    from helpers.harness.results import rows_from_report
     from helpers.harness.schema import load_schema
 
     spec = stickler.eval_for(load_schema(args.schema), match_threshold=args.match_threshold)
@@ -192,7 +191,7 @@ def print_summary(summary: Any, out: TextIO) -> None:
     """The per-field counts and the overall numbers of a run scored to the compact file only."""
     from helpers.render.text import text_table
 
-    def ratio(part: int, whole: int) -> float:
+    def ratio(part: float, whole: float) -> float:
         return part / whole if whole else 0.0
 
     rows = []

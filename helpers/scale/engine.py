@@ -12,9 +12,9 @@ pure Python, starts in a few seconds on two cores and runs inside a notebook; it
 `concurrent.futures`. Ray brings a compiled runtime, an object store and a much larger install
 for features (actors, shared memory for large arrays) this workload does not use.
 
-Processes are started with `spawn`: a fork of a process that runs threads (a notebook kernel,
-the harness's thread pool) can inherit a held lock and hang, and `spawn` behaves the same on
-Linux, macOS and Windows.
+Local worker processes are forked only while this process runs one thread (on Linux), and
+spawned otherwise: a fork of a process that runs threads (a notebook kernel, Dask's client) can
+inherit a held lock and hang (`helpers.scale.pool.start_method`).
 
 Every wait on a Dask scheduler is bounded: the connection by `CONNECT_SECONDS` (also when a
 port accepts TCP and never answers), each request to the scheduler by `REQUEST_SECONDS`, and a
@@ -31,7 +31,10 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # Dask is optional: imported at run time only where a cluster is asked for
+    from distributed import Client
 
 INSTALL_HINT = "pip install '.[cluster]' (or pip install 'dask[distributed]')"
 CONNECT_SECONDS = 10.0
@@ -128,7 +131,7 @@ def open_engine(workers: int = 1, cluster: str | None = None, batch_timeout: flo
             client.get_executor(pure=False),
             max(1, sum(threads.values())),
             name,
-            client.scheduler.address,
+            client.scheduler.address if client.scheduler is not None else None,  # None once disconnected
             _scheduler_problem(client, cluster),
         )
 
@@ -158,7 +161,7 @@ def bounded(call: Callable[[], Any], what: str, seconds: float | None = None) ->
     return answer["value"]
 
 
-def _scheduler_problem(client: Any, cluster: str) -> Callable[[], str | None]:
+def _scheduler_problem(client: Client, cluster: str) -> Callable[[], str | None]:
     """A check the fan-out calls while it waits: the sentence to stop with once the scheduler is lost."""
     lost_since: list[float] = []  # when the client was first seen not running
 
@@ -187,7 +190,7 @@ def require_dask() -> None:
 
 
 @contextmanager
-def _dask_client(workers: int, cluster: str) -> Iterator[tuple[object, str]]:
+def _dask_client(workers: int, cluster: str) -> Iterator[tuple[Client, str]]:
     """A Dask client on a new local cluster or a running scheduler; Dask is imported only here."""
     require_dask()
     from distributed import Client, LocalCluster

@@ -18,7 +18,15 @@ worker had:
   is gone (checked every `PARENT_CHECK_SECONDS`).
 
 It is a `concurrent.futures.Executor`, so the fan-out code treats it as it treats Dask's.
-Processes are started with `spawn` (see `helpers.scale.engine`).
+
+How workers start (`start_method`): on Linux, while this process runs one thread only, the
+first workers are forked, before the pool's own dispatch thread starts. A fork of a
+one-thread process cannot inherit a lock another thread holds, which is what makes forking a
+threaded process (a notebook kernel) unsafe, and it inherits every library, the schema and the
+stickler speed-up already imported: a forked worker is ready in milliseconds where a spawned one
+spends 1.5-2.5 s importing Strands Evals and stickler again, which on 2 cores is most of what
+two workers could gain on a run of a thousand documents. Everywhere else, and for every
+replacement worker (started while the dispatch thread runs), processes are spawned.
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ class WorkerPool(Executor):
 
     def __init__(self, workers: int, batch_timeout: float) -> None:
         self._context = multiprocessing.get_context("spawn")
+        self.start_method = start_method()
         self._timeout = batch_timeout
         self._lock = threading.Lock()
         self._wake_read, self._wake_write = self._context.Pipe(duplex=False)
@@ -67,7 +76,7 @@ class WorkerPool(Executor):
         self._closing = False
         self._start_failures = 0
         self._broken: str | None = None
-        self._workers = [self._start() for _ in range(workers)]
+        self._workers = [self._start(self.start_method) for _ in range(workers)]
         self._thread = threading.Thread(target=self._dispatch, name="worker-pool", daemon=True)
         self._thread.start()
 
@@ -114,9 +123,10 @@ class WorkerPool(Executor):
             self._wake_read.close()
             self._wake_write.close()
 
-    def _start(self) -> _Worker:
+    def _start(self, method: str = "spawn") -> _Worker:
         parent, child = self._context.Pipe()
-        process = self._context.Process(target=worker_main, args=(child, os.getpid()), daemon=True)
+        context = multiprocessing.get_context(method)
+        process = context.Process(target=worker_main, args=(child, os.getpid()), daemon=True)
         process.start()
         child.close()
         return _Worker(process, parent)
@@ -161,6 +171,7 @@ class WorkerPool(Executor):
                     self._start_failures = 0
                     continue
                 ok, value = message
+                assert worker.job is not None  # a worker replies only to the batch it was sent
                 future, _ = worker.job
                 worker.job = None
                 future.set_result(value) if ok else _fail(future, value)
@@ -198,6 +209,11 @@ class WorkerPool(Executor):
         self._workers[index] = self._start()
 
 
+def start_method() -> str:
+    """`fork` on Linux while this process runs one thread only, else `spawn` (see the module docstring)."""
+    return "fork" if sys.platform.startswith("linux") and threading.active_count() == 1 else "spawn"
+
+
 def _fail(future: Future, exc: BaseException) -> None:
     if not future.done():
         future.set_exception(exc)
@@ -223,7 +239,8 @@ def worker_main(connection: Connection, parent: int) -> None:
     as in an install without the notebooks.
     """
     _end_with_parent(parent)
-    sys.modules.setdefault("rfc3987_syntax", None)  # see above: an ImportError for jsonschema's optional import
+    # See above: None makes the import raise ImportError (documented; typeshed allows only modules).
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     import helpers.scale.batches  # noqa: F401  (the imports every batch needs, before saying ready)
 
     connection.send("ready")

@@ -27,7 +27,7 @@ not the run size.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Sized
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -38,10 +38,11 @@ from pydantic import BaseModel
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputReport
 
-from helpers.harness.results import Counts, ResultRow, ResultsHeader, ResultsWriter, add_counts
+from helpers.formats.results import Counts, ResultRow, ResultsHeader, ResultsWriter
+from helpers.harness.results import add_counts
 from helpers.scale.batches import Batch, BatchResult, Scorer, failed_batch, score_batch
 from helpers.scale.engine import BATCH_TIMEOUT, Engine, EngineError, open_engine, require_dask
-from helpers.scale.pool import RemoteError
+from helpers.scale.pool import RemoteError, start_method
 from helpers.scale.progress import FinalLine, Progress
 
 BATCH_SIZE = 32
@@ -50,10 +51,11 @@ _TICK = 0.5  # how often a waiting driver checks deadlines and the engine
 
 # The size rule, measured on 2 cores with the bundled invoices (stickler sped up): one document
 # costs about DOCUMENT_SECONDS plus PAIR_SECONDS per pair of list items its lists compare, and
-# starting the engine costs START_SECONDS (spawning the processes and importing the libraries).
+# starting the engine costs START_SECONDS: forking the processes (`helpers.scale.pool.start_method`),
+# or spawning them and importing the libraries again, or starting a local Dask cluster.
 DOCUMENT_SECONDS = 0.001
 PAIR_SECONDS = 0.000015
-START_SECONDS = {"processes": 2.0, "local": 3.0}
+START_SECONDS = {"fork": 0.3, "spawn": 2.0, "local": 3.0}
 MARGIN = 1.5
 
 
@@ -90,7 +92,7 @@ def worth_fanning_out(pairs: Sequence[tuple[Case, Any]], workers: int, cluster: 
         return True  # a running cluster has already started
     if workers < 2:
         return False
-    start = START_SECONDS["local" if cluster == "local" else "processes"]
+    start = START_SECONDS["local" if cluster == "local" else start_method()]
     return estimated_seconds(pairs) > MARGIN * start * workers / (workers - 1)
 
 
@@ -198,7 +200,7 @@ def score_at_scale(
         The summary, the report when `keep_report`, and the results path.
     """
     progress = progress or FinalLine()
-    total = total if total is not None else (len(pairs) if hasattr(pairs, "__len__") else None)
+    total = total if total is not None else (len(pairs) if isinstance(pairs, Sized) else None)
     summary = Summary()
     reports: list[StructuredOutputReport] = []
     header = ResultsHeader(schema=scorer.schema, match_threshold=scorer.match_threshold, failures=True)
@@ -239,6 +241,7 @@ def score_at_scale(
                 keep_report,
                 merge,
                 batch_timeout,
+                failures=writer is not None,
             )
         finally:
             progress.finish()
@@ -247,9 +250,17 @@ def score_at_scale(
 
 
 def _fan_out(
-    engine: Engine, work: Iterator[Batch], scorer: Scorer, keep_report: bool, merge, batch_timeout: float
+    engine: Engine,
+    work: Iterator[Batch],
+    scorer: Scorer,
+    keep_report: bool,
+    merge,
+    batch_timeout: float,
+    failures: bool = True,
 ) -> None:
     """Keep up to two batches per slot in flight or waiting, and merge results strictly in batch order.
+
+    Rows carry their failures by kind only with `failures` (for the results file; see `score_batch`).
 
     Every wait is bounded. A local worker pool stops a batch's worker itself at `batch_timeout`
     after the worker took it. On Dask, where a task cannot be stopped, a batch still unfinished
@@ -270,7 +281,7 @@ def _fan_out(
                     exhausted = True
                     break
                 deadline = time.monotonic() + batch_timeout * IN_FLIGHT_PER_SLOT
-                pending[engine.executor.submit(score_batch, scorer, batch, keep_report)] = (batch, deadline)
+                pending[engine.executor.submit(score_batch, scorer, batch, keep_report, failures)] = (batch, deadline)
             if not pending:
                 break
             done, _ = wait(pending, timeout=_TICK, return_when=FIRST_COMPLETED)

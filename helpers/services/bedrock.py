@@ -74,9 +74,9 @@ class CredentialsError(RuntimeError):
     """AWS credentials do not resolve; the message names the profile, the setting and the fix."""
 
 
-def scrub(text: str, limit: int = 300) -> str:
-    """`text` without anything shaped like an account id or an access key, and short."""
-    text = re.sub(r"(?<!\d)\d{12}(?!\d)", "<account>", str(text))
+def scrub(value: object, limit: int = 300) -> str:
+    """`str(value)` (an exception, mostly) without anything shaped like an account id or an access key, and short."""
+    text = re.sub(r"(?<!\d)\d{12}(?!\d)", "<account>", str(value))
     text = re.sub(r"\b(AKIA|ASIA|AROA|AIDA)[A-Z0-9]{12,}\b", "<key>", text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -230,7 +230,7 @@ _BROKEN_STREAM = (
 )
 
 
-def retry_strategy(max_attempts: int = 3, initial_delay: float = 2, max_delay: float = 8) -> ModelRetryStrategy:
+def retry_strategy(max_attempts: int = 3, initial_delay: int = 2, max_delay: int = 8) -> ModelRetryStrategy:
     """A fresh, bounded Strands retry strategy for throttling: pass it as `Agent(retry_strategy=...)`.
 
     Strands' default retries a throttled call six times over about two minutes; this one gives
@@ -248,11 +248,12 @@ def bedrock_failure(exc: BaseException) -> BaseException | None:
     from strands.types.exceptions import ModelThrottledException
 
     seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, (*_FROM_BEDROCK, ModelThrottledException)):
-            return exc
-        exc = exc.__cause__ or exc.__context__
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if isinstance(link, (*_FROM_BEDROCK, ModelThrottledException)):
+            return link
+        link = link.__cause__ or link.__context__
     return None
 
 
