@@ -99,7 +99,7 @@ def write_report(pool: dict, picks: list[int], path: Path) -> int:
 
 def write_results(rows: list, picks: list[int], path: Path) -> int:
     """A compact results file of `len(picks)` documents built from the pooled rows; its size in bytes."""
-    from helpers.harness.results import ResultsHeader
+    from helpers.formats.results import ResultsHeader
 
     header = ResultsHeader(schema="walkthroughs.invoices:Invoice").model_dump(by_alias=True)
     with path.open("w", encoding="utf-8") as file:

@@ -53,15 +53,29 @@ def notebooks(names: list[str]) -> list[Path]:
 
 
 def normalize(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Drop what differs between runs and machines: execution metadata, kernel versions."""
+    """Drop what differs between runs and machines: execution metadata, kernel versions, stream chunking."""
     notebook.metadata = nbformat.from_dict(KERNEL_METADATA)
     for cell in notebook.cells:
         cell.metadata.pop("execution", None)
         cell.metadata.pop("ExecuteTime", None)
         if cell.cell_type == "code":
+            cell.outputs = coalesce_streams(cell.outputs)
             for output in cell.outputs:
                 output.get("metadata", {}).pop("execution", None)
     return notebook
+
+
+def coalesce_streams(outputs: list) -> list:
+    """Join consecutive writes to one stream: how a kernel's prints arrive in chunks depends on load."""
+    joined: list = []
+    for output in outputs:
+        previous = joined[-1] if joined else None
+        if output.output_type == "stream" and previous is not None and previous.output_type == "stream":
+            if previous.name == output.name:
+                previous.text += output.text
+                continue
+        joined.append(output)
+    return joined
 
 
 def read(path: Path) -> nbformat.NotebookNode:

@@ -31,16 +31,9 @@ from helpers.attribution.pairing import pairings, repairs
 from helpers.compare.reading import field_counts
 from helpers.exchanges.fixtures import load_exchange
 from helpers.files import DATA_DIR, REPO_ROOT
+from helpers.formats.results import Counts, ResultsError, ResultsHeader, ResultsWriter, iter_results
 from helpers.harness.cases import load_cases, load_predictions
-from helpers.harness.results import (
-    Counts,
-    ResultsError,
-    ResultsHeader,
-    ResultsWriter,
-    document_counts,
-    iter_results,
-    rows_from_report,
-)
+from helpers.harness.results import document_counts, rows_from_report
 from helpers.harness.schema import load_schema
 from helpers.harness.scoring import score_outputs_sync
 from walkthroughs.fcc.documents import fcc_cases, from_snapshot

@@ -198,7 +198,7 @@ def test_chunked_paths_give_the_same_tables_as_one_chunk(small, monkeypatch):
 
 def test_many_field_paths_are_held_a_chunk_at_a_time(tmp_path):
     """A results file with 800 field paths (three chunks at 2,000 resamples): the sums held stay within budget."""
-    from helpers.harness import results
+    from helpers.formats import results
 
     paths = [f"items.f{index:04d}" for index in range(800)]
     header = results.ResultsHeader(schema="walkthroughs.invoices:Invoice")

@@ -9,8 +9,9 @@ from strands_evals.evaluators import StructuredOutputSimilarity
 from helpers.compare.cli import EXIT_BAD_INPUT, main
 from helpers.compare.reading import MAX_COUNT, RESULTS_FORMAT, is_results_file, read_results_file
 from helpers.compare.runs import compare, compare_files
-from helpers.harness import results
+from helpers.formats import results
 from helpers.harness.reports import save_report
+from helpers.harness.results import rows_from_report
 from helpers.harness.scoring import score_outputs_sync
 from walkthroughs import simulated_runs as sim
 from walkthroughs.invoices import Invoice
@@ -31,7 +32,7 @@ def reports():
 
 def write_results(report, path):
     with results.ResultsWriter(path, HEADER) as out:
-        for row in results.rows_from_report(report):
+        for row in rows_from_report(report):
             out.write(row)
     return path
 
@@ -101,15 +102,21 @@ def edit_line(path, number, change):
     [
         (
             lambda row: row.update(score=math.nan),
-            "line 3: field 'score': NaN is not a number JSON allows",
+            "line 3, field 'score': NaN is not a number JSON allows",
         ),
         (
             lambda row: row.update(score=1.25),
-            "line 3 (case 'sim-02'): field score: Input should be less than or equal to 1",
+            "line 3 (case 'sim-02'), field 'score': input should be less than or equal to 1",
         ),
         (lambda row: row["counts"]["line_items.sku"].update(fd=MAX_COUNT + 1), "field 'line_items.sku': count 'fd'"),
-        (lambda row: row["counts"]["line_items.sku"].update(fd=-1), "line 3 (case 'sim-02'): field counts"),
-        (lambda row: row["counts"].update(invoice_id=[1, 2]), "line 3 (case 'sim-02'): field counts.invoice_id"),
+        (
+            lambda row: row["counts"]["line_items.sku"].update(fd=-1),
+            "line 3 (case 'sim-02'), field 'counts.line_items.sku.fd': input should be greater than or equal to 0",
+        ),
+        (
+            lambda row: row["counts"].update(invoice_id=[1, 2]),
+            "line 3 (case 'sim-02'), field 'counts.invoice_id': input should be a valid dictionary",
+        ),
         (lambda row: row.update(name="sim\x1b[2J"), "unprintable characters"),
         (lambda row: row.update(name="sim-01"), "case 'sim-01' repeats line 2"),
     ],
@@ -126,7 +133,7 @@ def test_a_malformed_results_line_is_exit_2_naming_file_and_case(files, capsys, 
 def test_a_results_file_with_a_foreign_header_is_refused(files, capsys):
     bad = edit_line(files["new results"], 1, lambda header: header.update(version=7))
     code = main([str(files["old results"]), str(bad)])
-    assert code == EXIT_BAD_INPUT and "line 1: field version is 7" in capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT and "line 1, field 'version': is 7" in capsys.readouterr().err
 
 
 def test_rows_without_a_verdict_are_left_out_as_in_a_report(files):

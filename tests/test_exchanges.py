@@ -111,7 +111,7 @@ def test_invalid_json(tmp_path):
 def test_a_file_that_is_not_utf8_text(tmp_path):
     path = tmp_path / "exchange.json"
     path.write_bytes(b'{"provenance": "\xff"}')
-    with pytest.raises(FixtureError, match=r"exchange\.json: not UTF-8 text \(byte 16\).*`make record`"):
+    with pytest.raises(FixtureError, match=r"exchange\.json: line 1: not UTF-8 text \(byte 16\).*`make record`"):
         load_exchange(path)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import shutil
 import socket
@@ -16,29 +15,41 @@ from strands.tools.structured_output.structured_output_tool import StructuredOut
 from strands_evals import Case, eval_task
 from strands_evals.evaluators import StructuredOutputSimilarity
 
+from helpers.exchanges.cassettes import CassetteError, Cassettes
 from helpers.exchanges.fixtures import Exchange, FixtureError
+from helpers.exchanges.replay import PromptMismatchError
+from helpers.harness.cases import load_cases
 from helpers.harness.scoring import score_task
-from helpers.services.bedrock import CredentialsError
-from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR, case_model, exchange_path, load_document_exchange
+from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_path, load_document_exchange
 from walkthroughs.fcc.datasets_server import SERVICE, DatasetsServerClient, DatasetsServerError, SnapshotError
 from walkthroughs.fcc.documents import (
-    DATASET,
+    CASES_PATH,
     DOCUMENT_COUNT,
-    LIVE_SNAPSHOT_PATH,
     MAX_LINE_ITEMS,
     SNAPSHOT_PATH,
     LabelError,
-    fcc_cases,
+    fetch_live,
     from_snapshot,
-    load_documents,
     read_label,
     schema_differences,
     select_documents,
 )
-from walkthroughs.fcc.run import exchanges_summary, open_run, progress, source_lines
+from walkthroughs.fcc.run import exchanges_summary
 from walkthroughs.fcc.schema import MAX_TEXT_CHARS, PROMPT, FccInvoice, FccLineItem, build_prompt
 from walkthroughs.fcc.task import extract
 from walkthroughs.fcc.tuned import FccInvoiceTuned, FccLineItemTuned, date_comparison
+
+# The notebook's general path: the case file, and the cassette folder read through `Cassettes`.
+RECORD = "python -m helpers.record ... --cassettes data/exchanges/fcc"
+
+
+def fcc_cassettes(names, directory=FCC_EXCHANGES_DIR) -> Cassettes:
+    return Cassettes(directory, names, tool_name="FccInvoice", record_command=RECORD)
+
+
+def committed_cases():
+    return load_cases(CASES_PATH, FccInvoice)
+
 
 LABEL = {
     "Agency": "A",
@@ -238,9 +249,9 @@ def test_committed_exchanges_are_hand_authored_and_hold_every_kind_of_mistake():
 # --- failure modes --------------------------------------------------------------------------
 
 
-def test_replay_with_no_snapshot_names_the_record_command(tmp_path):
+def test_a_missing_snapshot_names_the_record_command(tmp_path):
     with pytest.raises(SnapshotError, match="snapshot.json: no snapshot.*make record-fcc"):
-        open_run("replay", snapshot_path=tmp_path / "snapshot.json")
+        from_snapshot(tmp_path / "snapshot.json")
 
 
 def test_replay_with_no_recorded_exchange_names_the_record_command(tmp_path):
@@ -255,48 +266,32 @@ def test_a_recorded_exchange_for_the_wrong_document_is_refused(tmp_path):
 
 
 @pytest.mark.local_servers
-def test_live_mode_with_no_network_ends_fast_naming_the_service(tmp_path):
+def test_the_download_with_no_network_ends_fast_naming_the_service():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     client = DatasetsServerClient(f"http://127.0.0.1:{port}", timeout=0.2, retries=1, backoff=0.01)
     started = time.monotonic()
     with pytest.raises(DatasetsServerError, match=SERVICE):
-        load_documents("live", client=client, live_snapshot_path=tmp_path / "live.json")
+        fetch_live(client)
     assert time.monotonic() - started < 10.0  # bounded: a refused connection ends, it does not hang
-    assert not (tmp_path / "live.json").exists()
 
 
-def test_live_mode_without_credentials_names_aws_profile_before_any_download(no_aws_credentials):
-    with pytest.raises(CredentialsError, match="AWS_PROFILE"):
-        open_run("live")
-
-
-def test_replay_opens_no_socket_and_its_first_lines_say_hand_authored():
-    run = open_run("replay")
-    assert (run.mode, run.model) == ("replay", None)
-    assert run.provenance == [
-        "mode: replay",
-        f"documents: hand-authored stand-ins, not rows of {DATASET} (data/fcc/snapshot.json)",
-        "responses: 5 hand-authored exchanges, replayed (data/exchanges/fcc/); they measure no model",
-    ]
-
-
-def test_replay_with_a_missing_exchange_fails_in_the_first_cell(tmp_path):
-    with pytest.raises(FixtureError, match="hand-authored-01.json: no exchange fixture.*make record-fcc"):
-        open_run("replay", exchanges_dir=tmp_path)
-
-
-def test_provenance_lines_for_live_and_recorded_data():
-    source = from_snapshot()
-    real = dataclasses.replace(source, provenance={"hand_authored": False})
-    real.snapshot_path = LIVE_SNAPSHOT_PATH
-    assert source_lines(real, "live", "r")[1] == (
-        f"documents: downloaded now from the {SERVICE}: {DATASET} (saved to data/fcc/live_snapshot.json)"
+def test_the_case_file_and_cassettes_load_offline_and_say_hand_authored():
+    cases = committed_cases()
+    assert [case.metadata["hand_authored"] for case in cases] == [True] * 5
+    exchanges = fcc_cassettes([case.name for case in cases]).load_all()
+    assert exchanges_summary(exchanges.values()) == (
+        "5 hand-authored exchanges, replayed (data/exchanges/fcc/); they measure no model"
     )
-    assert source_lines(dataclasses.replace(real, snapshot_path=SNAPSHOT_PATH), "replay", "r")[1] == (
-        f"documents: a recorded snapshot of {DATASET} (data/fcc/snapshot.json)"
-    )
+
+
+def test_a_missing_cassette_fails_before_any_agent_runs_naming_the_record_command(tmp_path):
+    with pytest.raises(CassetteError, match="hand-authored-01.json: no cassette.*python -m helpers.record"):
+        fcc_cassettes([case.name for case in committed_cases()], tmp_path).load_all()
+
+
+def test_provenance_line_for_recorded_exchanges():
     recorded = [
         Exchange("a", {"hand_authored": False, "model_id": "m", "recorded": f"2026-0{n}-01T00:00:00+00:00"}, [])
         for n in (3, 1)
@@ -309,11 +304,6 @@ def test_provenance_lines_for_live_and_recorded_data():
         "; 1 answered by a stand-in server, not a model; "
         "recorded through 127.0.0.1:8765, a local or overridden endpoint"
     )
-
-
-def test_live_mode_needs_the_shared_model():
-    with pytest.raises(ValueError, match="live_model"):
-        case_model(fcc_cases(from_snapshot().documents)[0], "live")
 
 
 # --- the replayed run: the notebook's key numbers -------------------------------------------
@@ -331,13 +321,16 @@ def replayed(network_guard):
 
 
 def _replay_the_notebook_run():
-    run = open_run("replay")
-    cases = fcc_cases(run.source.documents)
+    cases = committed_cases()
+    cassettes = fcc_cassettes([case.name for case in cases])
+    exchanges = cassettes.load_all()
     extractions = {}
 
     @eval_task()
     def replayed_extract(case):
-        extractions[case.name] = extract(case, case_model(case, "replay"))
+        model = cassettes.replay(case.name, exchanges[case.name])
+        extractions[case.name] = extract(case, model)
+        model.check_finished()
         return {"output": extractions[case.name]}
 
     report = run_experiment(StructuredOutputSimilarity(FccInvoice), replayed_extract, cases)
@@ -380,18 +373,18 @@ def test_tuned_scoring_of_the_same_extractions(replayed):
 
 
 def test_a_failing_case_is_scored_as_a_failure_and_the_run_goes_on():
-    source = from_snapshot()
-    first = fcc_cases(source.documents)[0]
+    first = committed_cases()[0]
     unrecorded = Case(name="not-recorded", input=first.input, expected_output=first.expected_output)
+    cassettes = fcc_cassettes([first.name, unrecorded.name])
 
     @eval_task()
     def replayed_extract(case):
-        return {"output": extract(case, case_model(case, "replay"))}
+        return {"output": extract(case, cassettes.replay(case.name))}
 
     report = run_experiment(StructuredOutputSimilarity(FccInvoice), replayed_extract, [first, unrecorded])
     assert report.test_passes == [True, False]
     assert report.scores[1] == 0
-    assert "make record-fcc" in report.reasons[1]
+    assert "python -m helpers.record" in report.reasons[1] and "--only not-recorded" in report.reasons[1]
 
 
 def test_date_table():
@@ -404,16 +397,6 @@ def test_date_table():
 def test_exchanges_live_in_the_fcc_folder():
     assert exchange_path("a/b c") == FCC_EXCHANGES_DIR / "a_b_c.json"
     assert SNAPSHOT_PATH.name == "snapshot.json"
-
-
-def test_progress_bar_only_when_enabled(capsys):
-    with progress(2, enabled=False) as advance:
-        advance()
-    assert capsys.readouterr().out == ""
-    with progress(2, enabled=True) as advance:
-        advance()
-        advance()
-    assert "extracting" in capsys.readouterr().out
 
 
 def test_the_two_date_mistakes_the_notebook_describes():
@@ -468,13 +451,15 @@ def _copy_snapshot(tmp_path, edit) -> Path:
     return path
 
 
-def test_an_exchange_recorded_for_another_prompt_is_refused_in_the_first_cell(tmp_path):
-    def retype(page):
-        row = next(entry["row"] for entry in page["rows"] if entry["row"]["id"] == "hand-authored-03")
-        row["text"] = row["text"].replace("KVOR-TV", "KVOR-TX")
-
-    with pytest.raises(FixtureError, match="hand-authored-03.json: recorded for another prompt than document"):
-        open_run("replay", snapshot_path=_copy_snapshot(tmp_path, retype))
+def test_a_cassette_replayed_for_another_prompt_is_refused():
+    case = next(case for case in committed_cases() if case.name == "hand-authored-03")
+    retyped = Case(name=case.name, input=case.input.replace("KVOR-TV", "KVOR-TX"), expected_output=case.expected_output)
+    with pytest.raises(Exception) as raised:
+        extract(retyped, fcc_cassettes([case.name]).replay(case.name))
+    error = raised.value
+    while error is not None and not isinstance(error, PromptMismatchError):
+        error = error.__cause__ or error.__context__
+    assert error is not None and "hand-authored-03.json: recorded for another prompt" in str(error)
 
 
 def test_an_exchange_bound_to_no_prompt_is_refused(tmp_path):
@@ -483,8 +468,8 @@ def test_an_exchange_bound_to_no_prompt_is_refused(tmp_path):
     data = json.loads(path.read_text(encoding="utf-8"))
     del data["provenance"]["prompt_sha256"]
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(FixtureError, match="'provenance.prompt_sha256' is missing.*make record-fcc"):
-        open_run("replay", exchanges_dir=tmp_path / "fcc")
+    with pytest.raises(CassetteError, match="'provenance.prompt_sha256' is missing.*python -m helpers.record"):
+        fcc_cassettes([case.name for case in committed_cases()], tmp_path / "fcc").load_all()
 
 
 def test_a_snapshot_that_selects_fewer_than_five_documents_is_refused(tmp_path):
@@ -510,9 +495,27 @@ def test_the_general_score_command_replays_the_fcc_cassettes_to_the_notebook_num
     assert "Overall score 0.838; 5 of 5 case(s) pass." in out.getvalue()
 
 
-def test_two_document_ids_that_share_an_exchange_file_are_refused_in_the_first_cell(tmp_path):
-    def clash(page):
-        page["rows"][0]["row"]["id"], page["rows"][2]["row"]["id"] = "doc/1", "doc_1"
+def test_two_case_names_that_share_a_cassette_file_are_refused_before_anything_is_read(tmp_path):
+    with pytest.raises(CassetteError, match="'doc/1' and 'doc_1' would share the cassette file doc_1.json"):
+        fcc_cassettes(["doc/1", "doc_1"], tmp_path)
 
-    with pytest.raises(FixtureError, match="'doc/1' and 'doc_1' would share the cassette file doc_1.json"):
-        open_run("replay", snapshot_path=_copy_snapshot(tmp_path, clash))
+
+def test_the_notebooks_live_bedrock_model_is_the_one_the_recorder_builds(no_aws_credentials, monkeypatch):
+    """The task cell builds `BedrockModel(...)` in the open; live, it must equal `live_model()` (offline to build)."""
+    import nbformat
+
+    from helpers.files import REPO_ROOT
+    from helpers.services.bedrock import live_model
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")  # placeholders: building a client calls nothing
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "placeholder")
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    notebook = nbformat.read(REPO_ROOT / "examples" / "notebooks" / "Strands_Evals_FCC_Live_Agent.ipynb", 4)
+    [cell] = [cell for cell in notebook.cells if cell.cell_type == "code" and "BedrockModel(" in cell.source]
+    namespace = {"mode": "live", "FccInvoice": FccInvoice, "print": lambda *args: None}
+    exec(compile(cell.source, "task cell", "exec"), namespace)
+    shown, recorder = namespace["bedrock"], live_model()
+    assert shown.get_config() == recorder.get_config()
+    assert shown.client.meta.region_name == recorder.client.meta.region_name == "us-west-2"
+    for setting in ("connect_timeout", "read_timeout", "retries"):
+        assert getattr(shown.client.meta.config, setting) == getattr(recorder.client.meta.config, setting)

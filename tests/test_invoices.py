@@ -1,20 +1,33 @@
-"""The reference case files: what they hold, and the errors a malformed one raises."""
+"""The reference case files: what they hold, and the errors a malformed one raises.
+
+They are a case file and a predictions file in the general formats (`helpers.formats.cases`),
+whose every refusal `tests/test_cases.py` covers; these tests check what the invoices add.
+"""
 
 import json
 
 import pytest
 
-from walkthroughs.invoices import REFERENCE_CASES, CaseFileError, Invoice, load_cases, reference_cases, sparse_cases
+from walkthroughs.invoices import (
+    REFERENCE_CASES,
+    REFERENCE_PREDICTIONS,
+    SPARSE_CASES,
+    CaseFileError,
+    Invoice,
+    load_cases,
+    reference_cases,
+    sparse_cases,
+)
 
 
-def write(tmp_path, document) -> str:
-    path = tmp_path / "cases.json"
-    path.write_text(document if isinstance(document, str) else json.dumps(document))
+def lines(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def write(tmp_path, name: str, records: list[dict]):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
     return path
-
-
-def good_document() -> dict:
-    return json.loads(REFERENCE_CASES.read_text())
 
 
 def test_six_reference_cases_each_break_one_thing():
@@ -44,11 +57,9 @@ def test_ground_truth_line_item_price_equals_total():
         assert [item.unit_price for item in case.ground_truth.line_items] == [case.ground_truth.total_amount]
 
 
-def test_case_files_say_they_are_hand_authored():
-    for path in [REFERENCE_CASES, REFERENCE_CASES.with_name("sparse_cases.json")]:
-        document = json.loads(path.read_text())
-        assert document["hand_authored"] is True
-        assert "hand-authored" in document["description"].lower()
+def test_case_files_say_they_are_hand_authored_on_every_line():
+    for path in [REFERENCE_CASES, SPARSE_CASES]:
+        assert all(record["metadata"]["hand_authored"] is True for record in lines(path))
 
 
 def test_three_sparse_scenarios():
@@ -56,43 +67,32 @@ def test_three_sparse_scenarios():
 
 
 def test_missing_file_names_the_file(tmp_path):
-    with pytest.raises(CaseFileError, match=r"nowhere\.json: case file not found"):
-        load_cases(tmp_path / "nowhere.json")
+    with pytest.raises(CaseFileError, match=r"nowhere\.jsonl: no case file here \(check the path\)"):
+        load_cases(tmp_path / "nowhere.jsonl", REFERENCE_PREDICTIONS, Invoice)
 
 
 def test_invalid_json_names_file_and_line(tmp_path):
-    path = write(tmp_path, '{"cases": [\n  {"name": }\n]}')
-    with pytest.raises(CaseFileError, match=r"cases\.json: not valid JSON \(line 2"):
-        load_cases(path)
+    path = tmp_path / "cases.jsonl"
+    path.write_text(REFERENCE_CASES.read_text().split("\n", 1)[0] + '\n{"name": }\n')
+    with pytest.raises(CaseFileError, match=r"cases\.jsonl: line 2: not valid JSON \(column 10\)"):
+        load_cases(path, REFERENCE_PREDICTIONS, Invoice)
 
 
-def test_unknown_schema_names_the_field_and_the_choices(tmp_path):
-    document = {**good_document(), "schema": "Receipt"}
-    with pytest.raises(CaseFileError, match=r"field 'schema' is 'Receipt'; use one of Invoice, SparseInvoice"):
-        load_cases(write(tmp_path, document))
+def test_case_without_what_it_breaks_names_case_and_field(tmp_path):
+    records = lines(REFERENCE_CASES)
+    del records[2]["metadata"]["broken"]
+    with pytest.raises(CaseFileError, match=r"case 'amount-off', field 'metadata.broken': is missing or not text"):
+        load_cases(write(tmp_path, "cases.jsonl", records), REFERENCE_PREDICTIONS, Invoice)
 
 
-def test_record_without_a_key_names_record_and_field(tmp_path):
-    document = good_document()
-    del document["cases"][2]["prediction"]
-    with pytest.raises(CaseFileError, match=r"record 2 \('amount-off'\) has no field 'prediction'"):
-        load_cases(write(tmp_path, document))
+def test_prediction_that_does_not_validate_names_line_and_nested_field(tmp_path):
+    records = lines(REFERENCE_PREDICTIONS)
+    records[4]["output"]["line_items"][1]["unit_price"] = "twelve"
+    with pytest.raises(CaseFileError, match=r"line 5, field 'output\.line_items\[1\]\.unit_price': does not validate"):
+        load_cases(REFERENCE_CASES, write(tmp_path, "predictions.jsonl", records), Invoice)
 
 
-def test_record_that_does_not_validate_names_the_nested_field(tmp_path):
-    document = good_document()
-    document["cases"][4]["prediction"]["line_items"][1]["unit_price"] = "twelve"
-    with pytest.raises(CaseFileError, match=r"record 4 \('extra-line'\), field prediction\.line_items\.1\.unit_price"):
-        load_cases(write(tmp_path, document))
-
-
-def test_record_that_is_not_an_object(tmp_path):
-    document = good_document()
-    document["cases"][0] = ["perfect"]
-    with pytest.raises(CaseFileError, match=r"record 0 must be an object"):
-        load_cases(write(tmp_path, document))
-
-
-def test_document_without_cases_list(tmp_path):
-    with pytest.raises(CaseFileError, match=r"expected an object with a 'cases' list"):
-        load_cases(write(tmp_path, {"schema": "Invoice"}))
+def test_a_case_without_a_prediction_is_named(tmp_path):
+    records = lines(REFERENCE_PREDICTIONS)[:-1]
+    with pytest.raises(CaseFileError, match=r"no prediction for case 'wrong' \(add one line per case\)"):
+        load_cases(REFERENCE_CASES, write(tmp_path, "predictions.jsonl", records), Invoice)

@@ -143,3 +143,22 @@ def test_make_compare_needs_both_reports_and_closed_quotes():
     with pytest.raises(ValueError, match="cannot be split into words .*close every quote"):
         make_compare.command("a.json", "b.json", "--gate 'overall >= 0.8")
     assert make_compare.command("a.json", "b.json", "--gate 'overall >= 0.8'")[-2:] == ["--gate", "overall >= 0.8"]
+
+
+def test_normalize_joins_a_print_the_kernel_sent_in_chunks_and_keeps_other_outputs_apart():
+    cell = nbformat.v4.new_code_cell("print('a'); print('b')")
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="a"),
+        nbformat.v4.new_output("stream", name="stdout", text="\nb\n"),
+        nbformat.v4.new_output("stream", name="stderr", text="warn\n"),
+        nbformat.v4.new_output("execute_result", data={"text/plain": "1"}, execution_count=1),
+        nbformat.v4.new_output("stream", name="stdout", text="c\n"),
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[cell])
+    outputs = notebooks.normalize(notebook).cells[0].outputs
+    assert [(o.output_type, o.get("name"), o.get("text")) for o in outputs] == [
+        ("stream", "stdout", "a\nb\n"),
+        ("stream", "stderr", "warn\n"),
+        ("execute_result", None, None),
+        ("stream", "stdout", "c\n"),
+    ]

@@ -13,8 +13,9 @@ import pytest
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
+from helpers.formats.results import COUNTS, Counts, iter_results
 from helpers.harness.reports import load_report
-from helpers.harness.results import COUNTS, Counts, iter_results, rows_from_report, sum_counts
+from helpers.harness.results import rows_from_report, sum_counts
 from helpers.harness.schema import load_schema
 from helpers.harness.scoring import score_outputs_sync
 from helpers.scale import engine as engine_module

@@ -389,7 +389,7 @@ def test_help_describes_the_steps_and_the_exit_codes(capsys):
 
 def test_the_committed_case_file_is_derived_from_the_committed_snapshot():
     documents = from_snapshot().documents
-    assert CASES_PATH.read_text(encoding="utf-8") == case_lines(documents)
+    assert CASES_PATH.read_text(encoding="utf-8") == case_lines(documents, hand_authored=True)
     cases = load_cases(CASES_PATH, FccInvoice)
     assert [case.name for case in cases] == SELECTED
     assert [case.input for case in cases] == [doc.prompt() for doc in documents]

@@ -16,8 +16,9 @@ from matplotlib import image
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
+from helpers.formats.results import ResultsHeader, ResultsWriter
 from helpers.harness.reports import save_report
-from helpers.harness.results import ResultsHeader, ResultsWriter, rows_from_report
+from helpers.harness.results import rows_from_report
 from helpers.harness.scoring import score_outputs_sync
 from helpers.report.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, main
 from helpers.report.page import PAGE_SIZE, render

@@ -8,20 +8,17 @@ import pytest
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.harness.results import (
+from helpers.formats.results import (
     COUNTS,
     Counts,
     ResultRow,
     ResultsError,
     ResultsHeader,
     ResultsWriter,
-    document_counts,
     iter_results,
     read_header,
-    results_frame,
-    rows_from_report,
-    sum_counts,
 )
+from helpers.harness.results import document_counts, results_frame, rows_from_report, sum_counts
 from helpers.harness.scoring import score_outputs_sync
 from walkthroughs.invoices import Invoice, reference_cases
 
@@ -103,16 +100,25 @@ GOOD = json.dumps({"name": "a", "score": 1.0, "test_pass": True})
 @pytest.mark.parametrize(
     "line, message",
     [
-        ("{not json", r"bad.jsonl, line 3: not JSON"),
-        ("[1, 2]", r"line 3: expected a JSON object"),
-        (json.dumps({"name": "b", "test_pass": True}), r"line 3 \(case 'b'\): field score: Field required"),
-        (json.dumps({"name": "b", "score": "high", "test_pass": True}), r"line 3 \(case 'b'\): field score"),
+        ("{not json", r"bad.jsonl: line 3: not valid JSON \(column 2\)"),
+        ("[1, 2]", r"line 3: is a JSON list, not an object"),
+        (
+            json.dumps({"name": "b", "test_pass": True}),
+            r"line 3 \(case 'b'\), field 'score': is missing \(re-run the scoring",
+        ),
+        (
+            json.dumps({"name": "b", "score": "high", "test_pass": True}),
+            r"line 3 \(case 'b'\), field 'score': input should be a valid number",
+        ),
         (
             json.dumps({"name": "b", "score": 1, "test_pass": True, "counts": {"x": {"tp": -1}}}),
-            r"field counts.x.tp: Input should be greater than or equal to 0",
+            r"field 'counts.x.tp': input should be greater than or equal to 0",
         ),
-        (json.dumps({"name": "b", "score": 1, "test_pass": True, "extra": 1}), r"field extra: Extra inputs"),
-        (GOOD, r"line 3: case 'a' repeats line 2"),
+        (
+            json.dumps({"name": "b", "score": 1, "test_pass": True, "extra": 1}),
+            r"field 'extra': is not a field of this format",
+        ),
+        (GOOD, r"line 3: case 'a' repeats line 2 \(give every case a distinct name\)"),
     ],
 )
 def test_bad_line_names_file_line_and_field(tmp_path, line, message):
@@ -123,13 +129,13 @@ def test_bad_line_names_file_line_and_field(tmp_path, line, message):
 def test_bad_header_is_refused_with_the_fix(tmp_path):
     path = tmp_path / "report.json"
     path.write_text(json.dumps({"overall_score": 0.5}) + "\n")
-    with pytest.raises(ResultsError, match=r"report.json, line 1: field format .*load_report"):
+    with pytest.raises(ResultsError, match=r"report.json: line 1, field 'format': .*load_report"):
         list(iter_results(path))
     path.write_text(json.dumps({**HEADER.model_dump(by_alias=True), "version": 9}) + "\n")
-    with pytest.raises(ResultsError, match="field version is 9"):
+    with pytest.raises(ResultsError, match="line 1, field 'version': is 9"):
         read_header(path)
     path.write_text(json.dumps({"format": "structured-output-results", "version": 1}) + "\n")
-    with pytest.raises(ResultsError, match="field schema: Field required"):
+    with pytest.raises(ResultsError, match="line 1, field 'schema': is missing"):
         read_header(path)
     with pytest.raises(FileNotFoundError, match="missing.jsonl: no results file here"):
         read_header(tmp_path / "missing.jsonl")

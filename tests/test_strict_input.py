@@ -118,7 +118,9 @@ def test_a_cassette_holding_json_that_is_not_plain_json_is_refused(project, chan
 def test_a_snapshot_holding_nan_is_refused_naming_the_field(tmp_path):
     path = tmp_path / "snapshot.json"
     path.write_text('{"provenance": {},\n "request": {"offset": NaN}, "pages": []}', encoding="utf-8")
-    with pytest.raises(SnapshotError, match=r"line 2\): field 'request.offset': NaN is not a number JSON allows"):
+    with pytest.raises(
+        SnapshotError, match=r"snapshot.json: line 2, field 'request.offset': NaN is not a number JSON allows"
+    ):
         read_snapshot(path)
 
 
@@ -178,7 +180,7 @@ def test_the_readme_states_the_limits_the_code_applies():
 
 def test_compare_refuses_a_results_row_with_a_repeated_key_naming_line_and_field(tmp_path, capsys):
     from helpers.compare.cli import main as compare_main
-    from helpers.harness.results import ResultRow, ResultsHeader, ResultsWriter
+    from helpers.formats.results import ResultRow, ResultsHeader, ResultsWriter
 
     path = tmp_path / "run.jsonl"
     with ResultsWriter(path, ResultsHeader(schema="po_schema:PurchaseOrder")) as writer:
@@ -189,4 +191,4 @@ def test_compare_refuses_a_results_row_with_a_repeated_key_naming_line_and_field
     path.write_text("\n".join(lines), encoding="utf-8")
     assert compare_main([str(path), str(path)]) == 2
     err = capsys.readouterr().err
-    assert "run.jsonl, line 3: field 'score': the key 'score' appears twice in one object" in err, err
+    assert "run.jsonl: line 3, field 'score': the key 'score' appears twice in one object" in err, err

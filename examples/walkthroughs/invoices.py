@@ -7,7 +7,6 @@ defined in `__main__` has no path another process can import.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -25,10 +24,15 @@ from stickler import (
 )
 
 from helpers.files import DATA_DIR as REPO_DATA_DIR
+from helpers.formats.cases import CaseFileError, CaseRecord, read_cases, read_predictions
+from helpers.formats.errors import file_error
 
 DATA_DIR = REPO_DATA_DIR / "invoices"
-REFERENCE_CASES = DATA_DIR / "reference_cases.json"
-SPARSE_CASES = DATA_DIR / "sparse_cases.json"
+# Hand-authored, in the case and predictions formats every user brings (`helpers.formats.cases`).
+REFERENCE_CASES = DATA_DIR / "reference_cases.jsonl"
+REFERENCE_PREDICTIONS = DATA_DIR / "reference_predictions.jsonl"
+SPARSE_CASES = DATA_DIR / "sparse_cases.jsonl"
+SPARSE_PREDICTIONS = DATA_DIR / "sparse_predictions.jsonl"
 
 
 class LineItem(BaseModel):
@@ -158,14 +162,6 @@ def comparison_settings(config: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-SCHEMAS: dict[str, type[BaseModel]] = {"Invoice": Invoice, "SparseInvoice": SparseInvoice}
-_RECORD_KEYS = ("name", "broken", "ground_truth", "prediction")
-
-
-class CaseFileError(ValueError):
-    """A case file is missing or malformed; the message names the file, record and field."""
-
-
 @dataclass(frozen=True)
 class ReferenceCase:
     """One hand-authored case: a ground truth and a prediction with one thing broken."""
@@ -176,57 +172,36 @@ class ReferenceCase:
     prediction: BaseModel
 
 
-def load_cases(path: Path | str) -> list[ReferenceCase]:
-    """Read a case file and validate every record against the schema it names.
+def load_cases(cases: Path | str, predictions: Path | str, schema: type[BaseModel]) -> list[ReferenceCase]:
+    """Read a case file and its predictions file (the general formats), each record validated as `schema`.
+
+    What each case breaks is its `metadata.broken`; the cases have no document, so `input` is empty.
 
     Raises:
-        CaseFileError: If the file is missing, is not JSON, names an unknown schema, or a
-            record lacks a key or does not validate. The message says which, and where.
+        CaseFileError: As `helpers.formats.cases.read_cases` and `read_predictions`, and for a
+            case without `metadata.broken`.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise CaseFileError(f"{path}: case file not found; restore it from version control")
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise CaseFileError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from exc
-    if not isinstance(document, dict) or not isinstance(document.get("cases"), list):
-        raise CaseFileError(f"{path}: expected an object with a 'cases' list")
-    schema_name = document.get("schema")
-    if schema_name not in SCHEMAS:
-        raise CaseFileError(f"{path}: field 'schema' is {schema_name!r}; use one of {', '.join(SCHEMAS)}")
-    schema = SCHEMAS[schema_name]
-    return [_read_record(path, index, record, schema) for index, record in enumerate(document["cases"])]
+    records = read_cases(cases, schema)
+    outputs = read_predictions(predictions, schema, [record.name for record, _ in records])
+    return [
+        ReferenceCase(record.name, _broken(cases, record), truth, outputs[record.name]) for record, truth in records
+    ]
 
 
-def _read_record(path: Path, index: int, record: Any, schema: type[BaseModel]) -> ReferenceCase:
-    """Validate one record, naming it by its `name` when it has one, else by position."""
-    label = f"record {index}"
-    if isinstance(record, dict) and isinstance(record.get("name"), str):
-        label = f"record {index} ({record['name']!r})"
-    if not isinstance(record, dict):
-        raise CaseFileError(f"{path}: {label} must be an object with keys {', '.join(_RECORD_KEYS)}")
-    for key in _RECORD_KEYS:
-        if key not in record:
-            raise CaseFileError(f"{path}: {label} has no field {key!r}; every record needs {', '.join(_RECORD_KEYS)}")
-    sides = {}
-    for side in ("ground_truth", "prediction"):
-        try:
-            sides[side] = schema.model_validate(record[side])
-        except ValidationError as exc:
-            error = exc.errors(include_url=False)[0]
-            where = ".".join(map(str, error["loc"])) or "(root)"
-            raise CaseFileError(
-                f"{path}: {label}, field {side}.{where}: {error['msg']} (schema {schema.__name__})"
-            ) from exc
-    return ReferenceCase(str(record["name"]), str(record["broken"]), sides["ground_truth"], sides["prediction"])
+def _broken(path: Path | str, record: CaseRecord) -> str:
+    broken = (record.metadata or {}).get("broken")
+    if not isinstance(broken, str):
+        fix = "say in words what this case breaks, or 'nothing'"
+        case = f"case {record.name!r}"
+        raise CaseFileError(file_error(path, "is missing or not text", fix, record=case, field="metadata.broken"))
+    return broken
 
 
 def reference_cases() -> list[ReferenceCase]:
     """The six reference invoices: perfect, case-only, amount-off, missing, extra-line, wrong."""
-    return load_cases(REFERENCE_CASES)
+    return load_cases(REFERENCE_CASES, REFERENCE_PREDICTIONS, Invoice)
 
 
 def sparse_cases() -> list[ReferenceCase]:
     """The three sparse-schema scenarios: found nothing, both correct, vendor wrong."""
-    return load_cases(SPARSE_CASES)
+    return load_cases(SPARSE_CASES, SPARSE_PREDICTIONS, SparseInvoice)

@@ -119,7 +119,7 @@ def results_failures(path: Any) -> dict[str, dict[str, dict[str, int]]]:
         ResultsError: If the file was written without failures by kind (before they were stored,
             or by a writer that did not compute them): re-score it to get them.
     """
-    from helpers.harness.results import ResultsError, iter_results, read_header
+    from helpers.formats.results import ResultsError, iter_results, read_header
 
     if not read_header(path).failures:
         raise ResultsError(

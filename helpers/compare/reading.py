@@ -30,8 +30,9 @@ from types import MappingProxyType
 from typing import Any
 
 from helpers.compare.params import COUNTS, CompareError
+from helpers.formats import RESULTS_FORMAT
+from helpers.formats.json import skip_blanks
 from helpers.harness.names import name_problem
-from helpers.strict_json import skip_blanks
 
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the rows this module reads
 MAX_COUNT = 10**9  # more of one count on one field of one document is not a real comparison
@@ -463,9 +464,6 @@ def read_text(path: Path) -> str:
 # --- a compact results file, streamed -----------------------------------------------------------
 
 HEADER_BYTES = 1 << 16  # a results header is one short line; a saved report's first line is "{" or all of it
-# `helpers.harness.results.FORMAT`, named here so telling the formats apart imports nothing heavy
-# (that module imports pydantic and stickler, and numpy with it); a test keeps the two equal.
-RESULTS_FORMAT = "structured-output-results"
 _NO_VALUES: Mapping[str, str] = MappingProxyType({})  # a results file holds no outputs; one empty map for all
 
 
@@ -493,7 +491,7 @@ def read_results_file(path: Path | str, source: str | None = None) -> Run:
         FileNotFoundError: If there is no file at `path`.
         ValueError: A `ResultsError` or `CompareError` naming the file, the line or case, and the field.
     """
-    from helpers.harness.results import iter_records, read_header
+    from helpers.formats.results import iter_records, read_header
 
     path = Path(path)
     source = source or str(path)

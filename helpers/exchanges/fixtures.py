@@ -53,7 +53,6 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel, ValidationError
 
-from helpers import strict_json
 from helpers.exchanges.calls import (
     DEFAULT_MATCH_ON,
     MATCH_PARTS,
@@ -63,7 +62,9 @@ from helpers.exchanges.calls import (
     first_difference,
     from_json,
 )
-from helpers.files import DATA_DIR, REPO_ROOT, settle, write_text_atomically
+from helpers.files import DATA_DIR, REPO_ROOT, write_text_atomically
+from helpers.formats import json as strict_json
+from helpers.formats.errors import FormatError, validation_problem
 
 EXCHANGES_DIR = DATA_DIR / "exchanges"
 FORMAT = 2
@@ -73,7 +74,7 @@ PROMPT_HASH_KEY = "prompt_sha256"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-class FixtureError(ValueError):
+class FixtureError(FormatError):
     """An exchange fixture is missing or malformed; the message names file, turn, field and fix."""
 
 
@@ -192,29 +193,12 @@ def load_exchange(
             names the file, the turn and the field.
     """
     path = Path(path)
-    if not path.is_file():
-        raise FixtureError(
-            f"{path}: no exchange fixture here; record it with `{record_command}` "
-            "(replay mode never falls back to the network)"
-        )
-    try:
-        settle(path.parent)  # an interrupted switch of the folder is finished or undone before reading
-        data = strict_json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise FixtureError(
-            f"{path}: not UTF-8 text (byte {exc.start}); restore it from version control or "
-            f"re-record it with `{record_command}`"
-        ) from exc
-    except json.JSONDecodeError as exc:
-        raise FixtureError(
-            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}; "
-            f"restore it from version control or re-record it with `{record_command}`"
-        ) from exc
-    except RecursionError as exc:
-        raise FixtureError(
-            f"{path}: nested too deeply to read; restore it from version control or re-record it "
-            f"with `{record_command}`"
-        ) from exc
+    fix = f"restore it from version control or re-record it with `{record_command}`"
+    missing = (
+        f"no exchange fixture here; record it with `{record_command}`",
+        "replay mode never falls back to the network",
+    )
+    data = strict_json.read_document(path, missing, fix, error=FixtureError)
     return parse_exchange(
         data, source=str(path), tool_name=tool_name, record_command=record_command, output_model=output_model
     )
@@ -408,11 +392,10 @@ class _Checker:
         try:
             output_model.model_validate(output)
         except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in error["loc"]) or "(the whole output)"
+            where, what = validation_problem(exc, empty="(the whole output)")
             self.fail(
                 f"field '{field}' holds a structured output whose {where} does not validate as "
-                f"{output_model.__name__}: {error['msg']}",
+                f"{output_model.__name__}: {what}",
                 number,
                 "call",
             )
@@ -490,12 +473,8 @@ class _Checker:
         try:
             output_model.model_validate(block["input"])
         except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in error["loc"]) or "(the whole input)"
-            self.fail(
-                f"field 'toolUse.input.{where}' does not validate as {output_model.__name__}: {error['msg']}",
-                number,
-            )
+            where, what = validation_problem(exc, ("toolUse", "input"))
+            self.fail(f"field '{where}' does not validate as {output_model.__name__}: {what}", number)
 
     def text(self, number: int, block: Any, *, usage_here: bool) -> None:
         if not isinstance(block, dict):

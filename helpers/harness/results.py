@@ -1,116 +1,43 @@
-"""The compact per-document results file: what each document contributes, one JSON line each.
+"""Rows of the compact results file (`helpers.formats.results`), built from a scored report.
 
 A saved `StructuredOutputReport` keeps every case's input, both outputs and stickler's whole raw
 comparison, which is what makes it complete and also what makes 10,000 documents weigh 127 MB.
 For a large run, each document's contribution to the rollups is a handful of numbers: its score,
-its verdict, and its confusion counts per field path. This file keeps only those, written as the
-run goes, so a run of any size is scored, and later compared, in memory bounded by one batch.
+its verdict, and its confusion counts per field path. A results file keeps only those, written as
+the run goes, so a run of any size is scored, and later compared, in memory bounded by one batch.
 
-The format (JSON Lines, UTF-8):
-
-    {"format": "structured-output-results", "version": 1, "schema": "module:Class", ...}   header
-    {"name": ..., "score": ..., "test_pass": ..., "reason": ..., "status": ..., "counts": {...}, "failures": {...}}
-
-`counts` is `{path: {"tp", "fa", "fd", "fp", "tn", "fn"}}`, built by stickler's own aggregation
-(`aggregate_from_comparisons`) on the document's comparison, so summing `counts` over every
-document of a run gives the counts of `report.metrics().field_metrics`, path by path.
-
-`failures` is `{path: {kind: count}}`, the document's misses by kind with list indices folded
-(`helpers.attribution`): what `counts` cannot say, such as which leaves pulled a list item under
-the match threshold. A header with `"failures": true` says the rows carry it; files written before
-it existed read as before, with no failures.
+`counts` are built by stickler's own aggregation (`aggregate_from_comparisons`) on the document's
+comparison, so summing `counts` over every document of a run gives the counts of
+`report.metrics().field_metrics`, path by path. `failures` are the document's misses by kind with
+list indices folded (`helpers.attribution`): what `counts` cannot say, such as which leaves pulled
+a list item under the match threshold.
 
     with ResultsWriter("run.results.jsonl", ResultsHeader(schema="my_schema:Invoice")) as out:
         for row in rows_from_report(report):
             out.write(row)
     for row in iter_results("run.results.jsonl"):
         ...
-
-The file appears only when the writer closes cleanly (it is written beside and renamed), so a
-crashed run leaves whatever was at the path before, byte for byte.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stickler import aggregate_from_comparisons
 
-from helpers import strict_json
 from helpers.attribution.leaves import OUTPUT_PATH, UNREADABLE, counted_failures
-from helpers.files import StagedFile, settle
+from helpers.formats.results import COUNTS, MARKER, Counts, ResultRow, iter_results
 
 if TYPE_CHECKING:  # importing strands_evals costs seconds; readers of a results file never need it
+    from pathlib import Path
+
     from strands_evals.evaluators import StructuredOutputReport
 
-FORMAT: Final = "structured-output-results"
-VERSION: Final = 1
-COUNTS = ("tp", "fa", "fd", "fp", "tn", "fn")
+# The names a reader of results files needed from here before `helpers.formats.results` held them.
+__all__ = ["COUNTS", "iter_results", "sum_counts"]
+
 UNREADABLE_FAILURES = {OUTPUT_PATH: {UNREADABLE: 1}}
-MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the evaluator's scored rows
-
-# What a row's numbers mean: scored (counts filled), unreadable (an output that could not be read as
-# the schema: score 0, no counts), failed (the case could not be scored at all: score 0, reason says
-# why), not_applicable (no ground truth: no verdict, left out of the overall score).
-Status = Literal["scored", "unreadable", "failed", "not_applicable"]
-
-
-class ResultsError(ValueError):
-    """A results file cannot be read; the message names the file, the line, the field and the fix."""
-
-
-class Counts(BaseModel):
-    """One field path's confusion counts in one document (or summed over many)."""
-
-    # strict: `true` or `"3"` is a malformed file, not a count of 1 or 3.
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-    tp: int = Field(0, ge=0)
-    fa: int = Field(0, ge=0)
-    fd: int = Field(0, ge=0)
-    fp: int = Field(0, ge=0)
-    tn: int = Field(0, ge=0)
-    fn: int = Field(0, ge=0)
-
-    def __add__(self, other: Counts) -> Counts:
-        return Counts(**{key: getattr(self, key) + getattr(other, key) for key in COUNTS})
-
-
-class ResultsHeader(BaseModel):
-    """The first line: what the rows are, so a reader refuses a file of another kind or schema."""
-
-    model_config = ConfigDict(extra="allow")
-
-    format: Literal["structured-output-results"] = FORMAT
-    version: Literal[1] = VERSION
-    schema_: str = Field(alias="schema", description="the scored model as module:Class")
-    evaluator: str = MARKER
-    match_threshold: float = 0.7
-    failures: bool = False  # whether rows carry their failures by kind
-
-
-class ResultRow(BaseModel):
-    """One document: its score and verdict as the report holds them, and its counts per field path."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(min_length=1)
-    score: float = Field(ge=0, le=1, allow_inf_nan=False)
-    test_pass: bool
-    reason: str = ""
-    status: Status = "scored"
-    precision: float | None = None
-    recall: float | None = None
-    f1: float | None = None
-    field_scores: dict[str, float] = {}
-    overall: Counts = Counts()
-    counts: dict[str, Counts] = {}
-    failures: dict[str, dict[str, int]] = {}
 
 
 # --- building rows -----------------------------------------------------------------------------
@@ -204,223 +131,6 @@ def sum_counts(rows: Iterable[ResultRow]) -> dict[str, Counts]:
     for row in rows:
         add_counts(totals, row.counts)
     return dict(sorted(totals.items()))
-
-
-# --- writing -----------------------------------------------------------------------------------
-
-
-class ResultsWriter:
-    """Writes a results file line by line as rows arrive, and puts it in place only at close.
-
-    Rows go to a temporary file beside `path` and are flushed as written, so memory stays at one
-    row; `close()` renames the file over `path` in one step. Leaving the `with` block through an
-    exception, or calling `discard()`, removes the temporary file and leaves `path` untouched.
-    """
-
-    def __init__(self, path: Path | str, header: ResultsHeader) -> None:
-        self.path = Path(path)
-        self.header = header
-        self.count = 0
-        self._staged = StagedFile(self.path)  # a killed run's staged file is cleaned by the next writer
-        self._file = self._staged.file
-        self._names: set[str] = set()
-        self._line(header.model_dump(by_alias=True))
-
-    def _line(self, record: Mapping[str, Any]) -> None:
-        self._file.write(json.dumps(record, separators=(",", ":"), allow_nan=False) + "\n")
-
-    def write(self, row: ResultRow) -> None:
-        """Append one document's row; a repeated name is refused, since rows are paired by name."""
-        if row.name in self._names:
-            raise ValueError(f"{self.path}: case {row.name!r} written twice; every case needs a distinct name")
-        self._names.add(row.name)
-        self._file.write(row.model_dump_json() + "\n")
-        self.count += 1
-        if self.count % 256 == 0:
-            self._file.flush()
-
-    def close(self) -> Path:
-        """Finish the file and rename it over `path`, so readers see the old file or the whole new one."""
-        if self._file.closed:
-            return self.path
-        return self._staged.commit()
-
-    def discard(self) -> None:
-        """Drop what was written; `path` keeps whatever it held before."""
-        self._staged.discard()
-
-    def __enter__(self) -> ResultsWriter:
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.discard()
-
-
-# --- reading -----------------------------------------------------------------------------------
-
-
-def _problem(path: Path, line: int, exc: ValidationError) -> str:
-    return "; ".join(
-        f"field {'.'.join(map(str, error['loc'])) or '(line)'}: {error['msg']}"
-        for error in exc.errors(include_url=False)
-    )
-
-
-def _load_line(path: Path, number: int, text: str) -> dict[str, Any]:
-    try:
-        record = strict_json.loads(text)
-    except strict_json.StrictJSONError as exc:
-        raise ResultsError(
-            f"{path}, line {number}: {exc.msg}; the file was edited by hand: re-run the scoring"
-        ) from exc
-    except json.JSONDecodeError as exc:
-        raise ResultsError(
-            f"{path}, line {number}: not JSON ({exc.msg}); the file is cut short or was edited by hand: "
-            "re-run the scoring that wrote it"
-        ) from exc
-    if not isinstance(record, dict):
-        raise ResultsError(f"{path}, line {number}: expected a JSON object, got {type(record).__name__}")
-    return record
-
-
-def read_header(path: Path | str) -> ResultsHeader:
-    """The header of a results file.
-
-    Raises:
-        FileNotFoundError: If there is no file at `path`.
-        ResultsError: If the first line is not this format's header, naming the field.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no results file here; write one with `score ... --results {path.name}`")
-    with path.open(encoding="utf-8") as file:
-        first = file.readline()
-    if not first.strip():
-        raise ResultsError(f"{path}, line 1: empty; a results file starts with its header line")
-    record = _load_line(path, 1, first)
-    if record.get("format") != FORMAT:
-        raise ResultsError(
-            f"{path}, line 1: field format is {record.get('format')!r}, not {FORMAT!r}; this is not a results "
-            "file (a saved report is read with helpers.harness.reports.load_report)"
-        )
-    if record.get("version") != VERSION:
-        raise ResultsError(
-            f"{path}, line 1: field version is {record.get('version')!r}; this reader reads version {VERSION}: "
-            "re-score with this version of the tool"
-        )
-    try:
-        return ResultsHeader.model_validate(record)
-    except ValidationError as exc:
-        raise ResultsError(f"{path}, line 1: {_problem(path, 1, exc)}") from exc
-
-
-def iter_results(path: Path | str) -> Iterator[ResultRow]:
-    """Stream the rows of a results file, one line at a time, checking the header first.
-
-    Memory stays at one row, plus each name seen (to refuse a repeat): about 100 bytes a document.
-
-    Raises:
-        FileNotFoundError: If there is no file at `path`.
-        ResultsError: For a bad header, a line that is not JSON or does not validate (naming
-            the line and the field), or a case name that repeats.
-    """
-    for record in iter_records(path):
-        yield ResultRow.model_validate(record)
-
-
-def iter_records(path: Path | str) -> Iterator[dict[str, Any]]:
-    """`iter_results` as plain dicts (`ResultRow.model_dump()`'s shape), for readers of many rows.
-
-    A line as `ResultsWriter` writes it is checked by its shape and read by the C parser, several
-    times faster than building each row's model; the dict holds exactly what its `ResultRow` would.
-
-    Raises:
-        FileNotFoundError: If there is no file at `path`.
-        ResultsError: As `iter_results`.
-    """
-    path = Path(path)
-    settle(path.parent)  # a killed writer's switch or staged file is dealt with before reading
-    read_header(path)
-    seen: dict[str, int] = {}
-    with path.open(encoding="utf-8") as file:
-        next(file)
-        for number, text in enumerate(file, start=2):
-            if not text.strip():
-                continue
-            record = _read_record(path, number, text)
-            name = record["name"]
-            if name in seen:
-                raise ResultsError(
-                    f"{path}, line {number}: case {name!r} repeats line {seen[name]}; every case needs a distinct name"
-                )
-            seen[name] = number
-            yield record
-
-
-# A row line exactly as `ResultsWriter` writes it (pydantic's compact dump, fields in model order).
-# A line of this shape holds no NaN or Infinity, no number too large for a float or int, no bool
-# for a count and no negative count; repeated keys are ruled out by counting them (`_keys`).
-_CHARS = r'[^"\\\x00-\x1f]*+(?:\\["\\/bfnrtu][^"\\\x00-\x1f]*+)*+'  # a string's body, unrolled
-_STRING = f'"{_CHARS}"'
-_INT = r"(?:0|[1-9][0-9]{0,8})"  # at most 999,999,999: under every reader's limit
-_EXPONENT = r"[eE](?:-[0-9]{1,3}|\+?[0-9]{1,2})"  # at most 1e99: finite
-_FLOAT = rf"-?(?:0|[1-9][0-9]{{0,15}})(?:\.[0-9]+(?:{_EXPONENT})?|{_EXPONENT})"  # a float as pydantic writes it
-_OPTIONAL = rf"(?:{_FLOAT}|null)"
-_COUNTS = "{" + ",".join(rf'"{key}":{_INT}' for key in COUNTS) + "}"
-_ROW_LINE = re.compile(
-    rf'{{"name":"(?=[^"]){_CHARS}","score":{_FLOAT},"test_pass":(?:true|false),'
-    rf'"reason":{_STRING},"status":"(?:scored|unreadable|failed|not_applicable)",'
-    rf'"precision":{_OPTIONAL},"recall":{_OPTIONAL},"f1":{_OPTIONAL},'
-    rf'"field_scores":{{(?:{_STRING}:{_FLOAT}(?:,{_STRING}:{_FLOAT})*)?}},"overall":{_COUNTS},'
-    rf'"counts":{{(?:{_STRING}:{_COUNTS}(?:,{_STRING}:{_COUNTS})*)?}},'
-    rf'"failures":{{(?:{_STRING}:{{(?:{_STRING}:-?{_INT}(?:,{_STRING}:-?{_INT})*)?}}'
-    rf"(?:,{_STRING}:{{(?:{_STRING}:-?{_INT}(?:,{_STRING}:-?{_INT})*)?}})*)?}}}}\r?\n?"
-)
-_TOP_KEYS = len(ResultRow.model_fields)
-
-
-def _keys(record: dict[str, Any]) -> int:
-    """How many keys a record of `_ROW_LINE`'s shape holds, once parsed (a repeated key counts once)."""
-    failures = record["failures"]
-    return (
-        _TOP_KEYS
-        + len(record["field_scores"])
-        + len(COUNTS) * (1 + len(record["counts"]))
-        + len(record["counts"])
-        + len(failures)
-        + sum(map(len, failures.values()))
-    )
-
-
-def _read_record(path: Path, number: int, text: str) -> dict[str, Any]:
-    """One row line as a dict. A line of the writer's shape whose every key is distinct (each key's
-    closing quote is followed by a colon, so a line of that shape holds at least as many `":` as
-    keys, more if a string holds one) and whose score is in range is what the model would accept;
-    any other line goes through the strict reader and the model, which name what they refuse."""
-    if _ROW_LINE.fullmatch(text):
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError:  # a bad escape: the strict reader names it
-            record = None
-        if record is not None and _keys(record) == text.count('":') and 0 <= record["score"] <= 1:
-            return record
-    return _read_row(path, number, text).model_dump()
-
-
-def _read_row(path: Path, number: int, text: str) -> ResultRow:
-    """One row line through the strict reader and the model, which name the line and field they refuse."""
-    record = _load_line(path, number, text)
-    try:
-        return ResultRow.model_validate(record)
-    except ValidationError as exc:
-        name = record.get("name")
-        where = f" (case {name!r})" if isinstance(name, str) else ""
-        raise ResultsError(
-            f"{path}, line {number}{where}: {_problem(path, number, exc)}; re-run the scoring that wrote it"
-        ) from exc
 
 
 def results_frame(path: Path | str) -> Any:

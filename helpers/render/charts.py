@@ -46,7 +46,7 @@ def evaluator_colours(labels: list[str]) -> dict[str, str]:
 def field_f1_chart(field_metrics: Mapping[str, Mapping[str, Any]], title: str = "Per-field F1") -> Figure:
     """Horizontal bars of F1 per field path, worst at the top, coloured on the score scale."""
     frame = field_metrics_frame(field_metrics).iloc[::-1]
-    f1 = frame["f1"].fillna(0.0).to_numpy(dtype=float)
+    f1 = frame["cm_f1"].fillna(0.0).to_numpy(dtype=float)
     figure = Figure(figsize=(7, 0.45 * len(frame) + 1.2))
     axes = figure.subplots()
     axes.barh(frame.index, f1, color=colormaps[SCORE_COLOURS](f1))

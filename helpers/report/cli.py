@@ -117,7 +117,7 @@ def _spec(args: argparse.Namespace) -> object | None:
     import stickler
 
     from helpers.compare.reading import is_results_file
-    from helpers.harness.results import read_header
+    from helpers.formats.results import read_header
     from helpers.harness.schema import load_schema
 
     schema, threshold = args.schema, args.match_threshold

@@ -22,7 +22,8 @@ from pydantic import BaseModel
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSimilarity
 
-from helpers.harness.results import ResultRow, row_from_case, rows_from_report
+from helpers.formats.results import ResultRow
+from helpers.harness.results import row_from_case, rows_from_report
 from helpers.harness.schema import load_schema
 from helpers.harness.scoring import score_stored
 

@@ -128,7 +128,8 @@ def write_results(report: Any, args: argparse.Namespace, out: TextIO) -> None:
     """Write the compact results file of a report scored in one process (a `--task` run)."""
     import stickler
 
-    from helpers.harness.results import ResultsHeader, ResultsWriter, rows_from_report
+    from helpers.formats.results import ResultsHeader, ResultsWriter
+    from helpers.harness.results import rows_from_report
     from helpers.harness.schema import load_schema
 
     spec = stickler.eval_for(load_schema(args.schema), match_threshold=args.match_threshold)

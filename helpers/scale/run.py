@@ -38,7 +38,8 @@ from pydantic import BaseModel
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputReport
 
-from helpers.harness.results import Counts, ResultRow, ResultsHeader, ResultsWriter, add_counts
+from helpers.formats.results import Counts, ResultRow, ResultsHeader, ResultsWriter
+from helpers.harness.results import add_counts
 from helpers.scale.batches import Batch, BatchResult, Scorer, failed_batch, score_batch
 from helpers.scale.engine import BATCH_TIMEOUT, Engine, EngineError, open_engine, require_dask
 from helpers.scale.pool import RemoteError, start_method

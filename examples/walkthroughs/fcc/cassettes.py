@@ -1,4 +1,4 @@
-"""Where each FCC document's recorded extraction lives, and the model that replays it.
+"""Where each FCC document's recorded extraction lives, and the checks `make record-fcc` relies on.
 
 The FCC exchanges are a cassette folder of the general layout (`helpers.exchanges.cassettes`):
 one file per document, `data/exchanges/fcc/<id>.json`, named as the general recorder names it.
@@ -12,9 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from strands.models import Model
-from strands_evals import Case
-
 from helpers.exchanges.cassettes import cassette_paths
 from helpers.exchanges.fixtures import (
     EXCHANGES_DIR,
@@ -24,7 +21,6 @@ from helpers.exchanges.fixtures import (
     load_exchange,
     prompt_sha256,
 )
-from helpers.exchanges.replay import ReplayModel
 from walkthroughs.fcc.documents import RECORD_COMMAND
 from walkthroughs.fcc.schema import FccInvoice
 
@@ -75,17 +71,3 @@ def load_document_exchange(
             f"prompt template changed since the recording). {fix}"
         )
     return exchange
-
-
-def case_model(case: Case, mode: str, live: Model | None = None) -> Model:
-    """The model one case's agent talks to: the shared live model, or a replay of its exchange.
-
-    Raises:
-        FixtureError: In replay mode, if the document has no valid exchange of its own.
-    """
-    if mode == "live":
-        if live is None:
-            raise ValueError("live mode needs the shared live model (helpers.services.bedrock.live_model())")
-        return live
-    exchange = load_document_exchange(case.name, prompt=case.input)
-    return ReplayModel(exchange, record_command=RECORD_COMMAND)

@@ -42,8 +42,9 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import MaxRetryError, ProtocolError
 from urllib3.util.retry import Retry
 
-from helpers import strict_json
-from helpers.files import settle, write_text_atomically
+from helpers.files import write_text_atomically
+from helpers.formats import json as strict_json
+from helpers.formats.errors import FormatError
 
 SERVICE = "Hugging Face datasets server"
 DEFAULT_BASE_URL = "https://datasets-server.huggingface.co"
@@ -77,7 +78,7 @@ class DatasetsServerError(RuntimeError):
     """The service answered with an error payload, a malformed page, too much, or not at all."""
 
 
-class SnapshotError(ValueError):
+class SnapshotError(FormatError):
     """A snapshot file is missing or malformed; the message names the file and the fix."""
 
 
@@ -579,24 +580,11 @@ def read_snapshot(path: Path | str, record_command: str = RECORD_COMMAND) -> Sna
     """
     path = Path(path)
     fix = f"re-record with `{record_command}`"
-    if not path.is_file():
-        raise SnapshotError(
-            f"{path}: no snapshot of the {SERVICE} here; replay mode never downloads. "
-            f"Record one with `{record_command}` (needs network and AWS_PROFILE)"
-        )
-    try:
-        settle(path.parent)  # an interrupted switch (a killed `make record-fcc`) is undone before reading
-        document = strict_json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SnapshotError(f"{path}: cannot be read ({exc.strerror or exc}); check its permissions") from exc
-    except UnicodeDecodeError as exc:
-        raise SnapshotError(f"{path}: not UTF-8 text (byte {exc.start}); {fix}") from exc
-    except json.JSONDecodeError as exc:
-        raise SnapshotError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
-    except RecursionError:
-        raise SnapshotError(f"{path}: the JSON is nested too deeply to be a snapshot; {fix}") from None
-    except ValueError as exc:  # e.g. an integer longer than Python converts
-        raise SnapshotError(f"{path}: not a readable snapshot ({exc}); {fix}") from exc
+    missing = (
+        f"no snapshot of the {SERVICE} here; replay mode never downloads. Record one with `{record_command}`",
+        "needs network and AWS_PROFILE",
+    )
+    document = strict_json.read_document(path, missing, fix, error=SnapshotError)
     if not isinstance(document, dict):
         raise SnapshotError(f"{path}: expected an object with provenance, request and pages")
     for key, kind in (("provenance", dict), ("request", dict), ("pages", list)):

@@ -36,9 +36,6 @@ SNAPSHOT_PATH = FCC_DATA_DIR / "snapshot.json"
 # The snapshot's five documents as a case file (`name`, `input`, `expected_output`, `metadata`
 # per line), the form the general recorder and scorer read; `make record-fcc` writes both.
 CASES_PATH = FCC_DATA_DIR / "cases.jsonl"
-# A live notebook run writes what it downloaded here, not over the committed snapshot, which
-# must stay paired with the committed exchanges; `make record-fcc` replaces both together.
-LIVE_SNAPSHOT_PATH = FCC_DATA_DIR / "live_snapshot.json"
 RECORD_COMMAND = "make record-fcc"
 
 DATASET = "amazon-agi/RealKIE-FCC-Verified"
@@ -181,13 +178,11 @@ def select_documents(
 
 @dataclass
 class FccSource:
-    """The documents of one run, and where they came from."""
+    """The documents selected from a snapshot or a download, and where they came from."""
 
-    mode: str
     selection: Selection
     provenance: dict[str, Any]
     pages: list[dict[str, Any]]
-    snapshot_path: Path
 
     @property
     def documents(self) -> list[FccDocument]:
@@ -209,7 +204,7 @@ def from_snapshot(path: Path = SNAPSHOT_PATH) -> FccSource:
             f"({len(selection.skipped)} rows skipped); a replay would score fewer documents than recorded. "
             f"Re-record the snapshot with `{RECORD_COMMAND}`"
         )
-    return FccSource("replay", selection, snapshot.provenance, snapshot.pages, Path(path))
+    return FccSource(selection, snapshot.provenance, snapshot.pages)
 
 
 def fetch_live(client: DatasetsServerClient | None = None) -> FccSource:
@@ -226,7 +221,7 @@ def fetch_live(client: DatasetsServerClient | None = None) -> FccSource:
         "source": f"{SERVICE} {client.base_url}/rows",
         "note": f"pages of {DATASET} ({CONFIG}/{SPLIT}) as the server returned them",
     }
-    return FccSource("live", selection, provenance, pages, LIVE_SNAPSHOT_PATH)
+    return FccSource(selection, provenance, pages)
 
 
 def save_source(source: FccSource, path: Path, recorded: str | None = None) -> Path:
@@ -235,40 +230,23 @@ def save_source(source: FccSource, path: Path, recorded: str | None = None) -> P
     return write_snapshot(path, FCC_REQUEST, source.pages, provenance)
 
 
-def load_documents(
-    mode: str,
-    *,
-    client: DatasetsServerClient | None = None,
-    snapshot_path: Path = SNAPSHOT_PATH,
-    live_snapshot_path: Path = LIVE_SNAPSHOT_PATH,
-) -> FccSource:
-    """The run's documents: downloaded in live mode (and saved), else read from the snapshot.
+def case_record(document: FccDocument, hand_authored: bool = False) -> dict[str, Any]:
+    """One line of the case file: the prompt as input, the label as expected output, the row as metadata.
 
-    Raises:
-        DatasetsServerError: Live, if the service cannot be reached (after bounded retries).
-        SnapshotError: In replay mode, if the snapshot is missing or malformed.
+    `metadata.hand_authored` carries the snapshot's word on where the document came from, so a
+    reader of the case file alone (the notebook) can say whether it shows dataset rows.
     """
-    if mode == "live":
-        source = fetch_live(client)
-        source.snapshot_path = Path(live_snapshot_path)
-        save_source(source, source.snapshot_path)
-        return source
-    return from_snapshot(snapshot_path)
-
-
-def case_record(document: FccDocument) -> dict[str, Any]:
-    """One line of the case file: the prompt as input, the label as expected output, the row as metadata."""
     return {
         "name": document.id,
         "input": document.prompt(),
         "expected_output": document.label.model_dump(mode="json"),
-        "metadata": {"row_idx": document.row_idx},
+        "metadata": {"row_idx": document.row_idx, "hand_authored": hand_authored},
     }
 
 
-def case_lines(documents: Iterable[FccDocument]) -> str:
+def case_lines(documents: Iterable[FccDocument], hand_authored: bool = False) -> str:
     """The case file of `documents` (JSONL, one `case_record` per line), as `CASES_PATH` holds it."""
-    return "".join(json.dumps(case_record(doc), ensure_ascii=False) + "\n" for doc in documents)
+    return "".join(json.dumps(case_record(doc, hand_authored), ensure_ascii=False) + "\n" for doc in documents)
 
 
 def fcc_cases(documents: Iterable[FccDocument]) -> list[Case]:

@@ -58,5 +58,6 @@ def fetch_documents(client: DatasetsServerClient, exchanges: Path = FCC_EXCHANGE
 def stage_refresh(source: FccSource, folder: Path, recorded: str) -> tuple[Path, Path]:
     """Write the snapshot and the case file of `source` into `folder`; return their paths there."""
     snapshot = save_source(source, Path(folder) / SNAPSHOT_PATH.name, recorded)
-    cases = write_text_atomically(Path(folder) / CASES_PATH.name, case_lines(source.documents))
+    hand_authored = bool(source.provenance.get("hand_authored"))
+    cases = write_text_atomically(Path(folder) / CASES_PATH.name, case_lines(source.documents, hand_authored))
     return snapshot, cases

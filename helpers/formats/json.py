@@ -1,6 +1,11 @@
 """The one JSON reader for the files users bring and the tools write: case files, predictions,
 cassettes, results files and the FCC snapshot.
 
+`read_text` reads a file as UTF-8 and `parse` reads its JSON (a whole document, or one line of
+a JSON Lines file); `read_document` does both for a file that is one JSON document. Each refuses
+with a `FormatError` worded by `errors.file_error`, naming the file, the line, the field and the
+fix.
+
 `json.loads` accepts more than JSON: `NaN` and `Infinity` (which would be saved back as `null`),
 a key repeated in one object (the last silently wins), and an integer too long for `int()`
 (a bare `ValueError`). `loads` refuses each with a `StrictJSONError`, a `json.JSONDecodeError`
@@ -19,7 +24,15 @@ import math
 import re
 import sys
 from json.decoder import scanstring  # type: ignore[attr-defined]  # defined there; typeshed omits it
+from pathlib import Path
 from typing import Any
+
+from helpers.files import settle
+from helpers.formats.errors import FormatError, field_path, file_error
+
+# Deeper than any real document; deep enough input would otherwise end in a raw RecursionError.
+MAX_DEPTH = 100
+ENCODING_FIX = "save the file as UTF-8"
 
 _NUMBER = re.compile(r"(-?(?:0|[1-9]\d*))(\.\d+)?([eE][-+]?\d+)?")
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -57,6 +70,92 @@ def loads(text: str) -> Any:
         raise
     except (_Suspect, ValueError):  # ValueError: an integer longer than int() converts
         raise _locate(text) from None
+
+
+def read_text(
+    path: Path,
+    missing: tuple[str, str],
+    *,
+    error: type[FormatError] = FormatError,
+    encoding_fix: str = ENCODING_FIX,
+) -> str:
+    """The file's text, after an interrupted switch of its folder is finished or undone.
+
+    Raises:
+        FormatError: As `error`, naming `missing` (problem, fix) when there is no file, or the
+            line of the first byte that is not UTF-8.
+    """
+    try:
+        settle(path.parent)
+        raw = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise error(file_error(path, *missing)) from None
+    except OSError as exc:
+        raise error(file_error(path, f"cannot be read ({exc.strerror or exc})", "check the path")) from exc
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise error(file_error(path, f"not UTF-8 text (byte {exc.start})", encoding_fix, line=line)) from exc
+
+
+def read_document(path: Path, missing: tuple[str, str], fix: str, *, error: type[FormatError] = FormatError) -> Any:
+    """A whole file's JSON (an exchange, a snapshot): `read_text`, then `parse`, with `fix` for every refusal.
+
+    Raises:
+        FormatError: As `error`, naming `missing` (problem, fix) when there is no file.
+    """
+    return parse(read_text(path, missing, error=error, encoding_fix=fix), path, fix, error=error)
+
+
+def parse(
+    text: str, path: Path | str, fix: str, *, error: type[FormatError] = FormatError, line: int | None = None
+) -> Any:
+    """`loads(text)`, refusing what it refuses with a message that names the file, line and field.
+
+    `line` is the line `text` stands on in a JSON Lines file; without it, `text` is the whole
+    file and the line is the decoder's.
+
+    Raises:
+        FormatError: As `error`, on text that is not JSON, JSON `loads` refuses, or nesting
+            deeper than `MAX_DEPTH`.
+    """
+    depth = _nesting(text) if line is not None else 0  # one line is short; a whole document is checked by recursion
+    if depth > MAX_DEPTH:
+        raise error(
+            file_error(path, f"nested {depth} levels deep, more than {MAX_DEPTH}", "flatten the data", line=line)
+        )
+    try:
+        return loads(text)
+    except StrictJSONError as exc:
+        raise error(file_error(path, exc.problem, fix, line=line or exc.lineno, field=exc.field)) from exc
+    except json.JSONDecodeError as exc:
+        where = f"column {exc.colno}" if line is not None else f"line {exc.lineno}, column {exc.colno}"
+        raise error(file_error(path, f"not valid JSON ({where}): {exc.msg}", fix, line=line)) from exc
+    except RecursionError as exc:
+        raise error(file_error(path, "nested too deeply to read", fix, line=line)) from exc
+
+
+def _nesting(text: str) -> int:
+    """The deepest bracket nesting in a JSON text, ignoring brackets inside strings."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def _refuse(name: str) -> Any:
@@ -169,7 +268,4 @@ def _array(text: str, position: int, path: list[str | int]) -> int:
 
 def _where(path: list[str | int]) -> str:
     """A path as the readers name fields: `expected_output.line_items[0].sku`."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "(the whole value)"
+    return field_path(path, "(the whole value)")

@@ -1,0 +1,79 @@
+"""The formats layer: one base for every format error, one wording, one reader of JSON files."""
+
+import pytest
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from helpers.errors import EvalError
+from helpers.exchanges.fixtures import FixtureError
+from helpers.formats import COUNTS, RESULTS_FORMAT
+from helpers.formats import json as strict_json
+from helpers.formats.cases import CaseFileError
+from helpers.formats.errors import FormatError, file_error, validation_problem
+from helpers.formats.results import FORMAT, Counts, ResultsError
+from walkthroughs.fcc.datasets_server import SnapshotError
+
+
+class Line(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    total: float
+    items: list[int] = []
+
+
+def test_every_format_error_is_a_format_error_an_eval_error_and_a_value_error():
+    for error in (CaseFileError, ResultsError, FixtureError, SnapshotError):
+        assert issubclass(error, FormatError) and issubclass(error, EvalError) and issubclass(error, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ({}, "f.jsonl: is wrong (fix it)"),
+        ({"line": 3}, "f.jsonl: line 3: is wrong (fix it)"),
+        ({"field": "a.b"}, "f.jsonl: field 'a.b': is wrong (fix it)"),
+        ({"line": 3, "field": "a"}, "f.jsonl: line 3, field 'a': is wrong (fix it)"),
+        ({"line": 3, "record": "(case 'x')", "field": "a"}, "f.jsonl: line 3 (case 'x'), field 'a': is wrong (fix it)"),
+        ({"record": "case 'x'", "field": "a"}, "f.jsonl: case 'x', field 'a': is wrong (fix it)"),
+    ],
+)
+def test_one_wording_names_file_line_record_field_and_fix(where, expected):
+    assert file_error("f.jsonl", "is wrong", "fix it", **where) == expected
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({"items": []}, ("total", "is missing")),
+        ({"total": 1, "totl": 1}, ("totl", "is not a field of this format")),  # named before anything missing
+        (
+            {"total": 1, "items": [1, "x"]},
+            ("items[1]", "input should be a valid integer, unable to parse string as an integer"),
+        ),
+    ],
+)
+def test_a_validation_error_becomes_a_field_path_and_a_problem(data, expected):
+    with pytest.raises(ValidationError) as caught:
+        Line.model_validate(data)
+    assert validation_problem(caught.value) == expected
+
+
+def test_a_prefix_puts_the_field_under_the_line_s_own_field():
+    with pytest.raises(ValidationError) as caught:
+        Line.model_validate({"total": "many"})
+    assert validation_problem(caught.value, ("output",))[0] == "output.total"
+
+
+def test_a_whole_file_is_read_with_its_line_and_field_named(tmp_path):
+    path = tmp_path / "doc.json"
+    path.write_text('{\n "a": 1,\n "b": NaN}', encoding="utf-8")
+    text = strict_json.read_text(path, ("no file", "write one"))
+    with pytest.raises(
+        FormatError, match=r"doc\.json: line 3, field 'b': NaN is not a number JSON allows.*\(re-make it\)"
+    ):
+        strict_json.parse(text, path, "re-make it")
+    with pytest.raises(FormatError, match=r"gone\.json: no file \(write one\)"):
+        strict_json.read_text(tmp_path / "gone.json", ("no file", "write one"))
+
+
+def test_the_one_counts_order_is_the_results_file_s():
+    assert tuple(Counts.model_fields) == COUNTS and FORMAT == RESULTS_FORMAT
