@@ -9,7 +9,7 @@ field score and raw comparison with its counts), the rollups (`report.metrics()`
 document's `non_matches`. The sets: every fixture the project scores with stickler
 (`walkthroughs.identity_runs.fixture_runs`) and `--documents` SIMULATED random `Shipment`
 documents with nested lists (`random_run`), checked in chunks on two processes. It also prints
-the time each side took. `tests/test_fast_stickler.py` runs the same check on a small sample.
+the time each side took. `tests/harness/test_fast_stickler.py` runs the same check on a small sample.
 
 Exit code 1 if anything differs.
 """

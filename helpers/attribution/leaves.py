@@ -316,7 +316,7 @@ def counted_failures(spec: Any, counts: Mapping[str, Any], expected: Any, got: A
 
     On every leaf path and list path, `fn` is `missing`, `fa` `invented`, and `fd` `wrong value`
     (`below threshold` on a list of models): what `document_diff` finds, at the cost of no comparison
-    (tests/test_attribution.py checks the two agree on every walkthrough document). Only a document
+    (tests/attribution/test_attribution.py checks the two agree on every walkthrough document). Only a document
     with a list item below the threshold is diffed, for the leaves that pulled it under.
     """
     leaves, lists = model_shape(spec.eval_model)

@@ -27,7 +27,7 @@ Nothing is copied out of stickler: both are wrappers that answer from stickler's
 (remembered) or call the same comparator stickler would, and fall through otherwise.
 
 Verified against stickler-eval 1.0.0 only: scores, counts and saved reports byte for byte on the
-project's fixtures and on random documents with nested lists (`tests/test_fast_stickler.py`,
+project's fixtures and on random documents with nested lists (`tests/harness/test_fast_stickler.py`,
 and `bench/bench_stickler_identity.py` for 10,000 documents). On any other installed version
 `install()` leaves stickler alone and prints one line saying so.
 

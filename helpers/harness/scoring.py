@@ -16,7 +16,7 @@ scoring the experiment's pool is pure overhead: it hands each case to a thread t
 then `evaluate_async`'s `to_thread`) and runs ten of them under one GIL, which measured 1.3-1.9x
 the bare stickler loop. `score_stored` builds each row from the harness's own parts in the same
 order (`EvaluationData`, `evaluator.evaluate`, `evaluator.aggregator`, the same error rows,
-`report_cls.calculate_overall_score`), and `tests/test_scoring.py` checks the saved report is
+`report_cls.calculate_overall_score`), and `tests/harness/test_scoring.py` checks the saved report is
 byte-identical to `Experiment`'s. An evaluator with its own `evaluate_async` (a model judge,
 anything that awaits) still runs through `Experiment`.
 """

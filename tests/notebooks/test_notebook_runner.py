@@ -16,7 +16,7 @@ from helpers.harness.reports import save_report
 from scripts import make_compare, notebooks
 from walkthroughs.invoices import Invoice, reference_cases
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def notebook(folder: Path, *sources: str, name: str = "scratch.ipynb") -> Path:

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from helpers.commands import score
-from tests.test_record_fcc import copy_committed_fcc, fake, tool_turn
+from tests.walkthroughs.test_record_fcc import copy_committed_fcc, fake, tool_turn
 from walkthroughs.fcc import record as record_fcc
 from walkthroughs.fcc.documents import from_snapshot
 
 __all__ = ["serve", "server"]  # fixtures, imported for the tests below
-from tests.test_record_fcc import serve, server  # the local rows server fixtures
+from tests.walkthroughs.test_record_fcc import serve, server  # the local rows server fixtures
 
 
 def every_file(*folders: Path) -> dict[str, bytes]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "examples" / "notebooks" / "Strands_Evals_Offline_Agent.ipynb"
 BLOCKED = ("strands_evals", "pandas", "matplotlib")
 

@@ -18,7 +18,7 @@ from botocore.config import Config
 
 from tests.servers.bedrock import BedrockServer, bedrock_environment, tool_use_stream
 from tests.servers.datasets import DatasetsServer
-from tests.test_record_fcc import copy_committed_fcc
+from tests.walkthroughs.test_record_fcc import copy_committed_fcc
 from walkthroughs.fcc import record as record_fcc
 from walkthroughs.fcc.datasets_server import read_snapshot
 from walkthroughs.fcc.documents import SNAPSHOT_PATH

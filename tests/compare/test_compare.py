@@ -42,7 +42,7 @@ from helpers.render.compare_charts import field_delta_chart
 from walkthroughs import simulated_runs as sim
 from walkthroughs.invoices import Invoice, SparseInvoice
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESAMPLES = 300  # enough to exercise the bootstrap; the notebook uses the default
 
 

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from helpers.harness.names import name_problem
-from tests.test_command_outputs import replay_args
-from tests.test_score_command import (
+from tests.commands.test_command_outputs import replay_args
+from tests.commands.test_score_command import (
     TASK_MODULE,
     TRUTH,
     answers_from,

@@ -651,7 +651,7 @@ def test_reference_invoices_under_case_insensitivity_and_one_percent():
 
 
 def test_benchmark_gives_right_verdicts_at_a_small_size(capsys):
-    path = Path(__file__).resolve().parent.parent / "bench" / "bench_fuzzy.py"
+    path = Path(__file__).resolve().parents[2] / "bench" / "bench_fuzzy.py"
     spec = importlib.util.spec_from_file_location("bench_fuzzy", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)

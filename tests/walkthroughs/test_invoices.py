@@ -1,7 +1,7 @@
 """The reference case files: what they hold, and the errors a malformed one raises.
 
 They are a case file and a predictions file in the general formats (`helpers.formats.cases`),
-whose every refusal `tests/test_cases.py` covers; these tests check what the invoices add.
+whose every refusal `tests/harness/test_cases.py` covers; these tests check what the invoices add.
 """
 
 import json

@@ -11,7 +11,7 @@ from helpers.exchanges.calls import canonical_request, normalized, request_diffe
 from helpers.exchanges.fixtures import FixtureError, load_exchange, save_exchange
 from helpers.exchanges.recording import RecordingModel
 from helpers.exchanges.replay import ReplayModel, RequestMismatchError
-from tests.test_recording import ScriptedModel as _Provider
+from tests.exchanges.test_recording import ScriptedModel as _Provider
 
 USAGE = {"inputTokens": 30, "outputTokens": 12, "totalTokens": 42}
 
