@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import sys
 
-from helpers.commands.record import record_cases
 from helpers.exchanges.fixtures import save_exchange
+from helpers.exchanges.recorder import record_cases
 from helpers.files import REPO_ROOT
 from helpers.harness.cases import load_cases, load_predictions
 from helpers.harness.schema import load_schema, load_task

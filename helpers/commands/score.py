@@ -197,8 +197,8 @@ def agent_task(
     """
     from strands_evals import eval_task
 
-    from helpers.commands.record import record_command
     from helpers.exchanges.cassettes import Cassettes
+    from helpers.exchanges.recorder import record_command
     from helpers.exchanges.recording import output_problem
 
     problems: list[tuple[str, str]] = []  # (case name, what went wrong)

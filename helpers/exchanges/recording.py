@@ -11,7 +11,7 @@ in a few calls, with exit 3, instead of looping for hundreds.
 A recording has two steps. `capture_task` runs a user's `task(case, model)` through it and
 returns the exchange data (or an exit code, after printing why); nothing is written.
 `commit_fixture` then replaces the exchange atomically and prints the payload and what changed.
-`helpers.commands.record.record_cases` does both, case by case, for a cassette folder; a command that
+`helpers.exchanges.recorder.record_cases` does both, case by case, for a cassette folder; a command that
 must switch several files as one step captures into a staging folder first. Every record
 command uses the exit codes below.
 """

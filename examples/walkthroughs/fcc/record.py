@@ -4,7 +4,7 @@
 
 1. The refresh: downloads the five documents from the Hugging Face datasets server and stages
    the new snapshot and its case file (`name`, `input`, `expected_output`, `metadata` per line).
-2. The recording: the general recorder (`helpers.commands.record.record_cases`, the code behind
+2. The recording: the general recorder (`helpers.exchanges.recorder.record_cases`, the code behind
    `python -m helpers.commands.record`) runs `walkthroughs.fcc.task:extract` live on every case, into
    a staging cassette folder.
 3. Only when every document succeeded: `data/fcc/snapshot.json`, `data/fcc/cases.jsonl` and the
@@ -246,8 +246,8 @@ def _record(source: Any, model: Any, model_id: str, staging: Path, targets: _Tar
     The current exchanges are copied into the staging cassette folder first, so the recorder's
     review prints what changed from them.
     """
-    from helpers.commands.record import record_cases
     from helpers.exchanges.fixtures import exchange_text
+    from helpers.exchanges.recorder import record_cases
     from helpers.harness.cases import CaseFileError, load_cases
     from walkthroughs.fcc.cassettes import DOCUMENT_KEY, exchange_paths
     from walkthroughs.fcc.documents import RECORD_COMMAND
