@@ -26,6 +26,7 @@ COMMANDS = {
     "fcc-record": "walkthroughs.fcc.record",
 }
 
+
 def command(args, cwd, **options):
     env = {**os.environ, "EVAL_NOTEBOOKS_MODE": "replay"}
     return subprocess.run([sys.executable, "-m", *args], cwd=cwd, env=env, timeout=120, **options)
