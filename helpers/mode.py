@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Literal
+from typing import Final, Literal
 
 from helpers.errors import EvalError
 
 ENV_VAR = "EVAL_NOTEBOOKS_MODE"
-MODES = ("replay", "live", "auto")
+MODES: Final = ("replay", "live", "auto")
 # What tests and `make run` / `make outputs` set, so every kernel is offline and prints the same:
 # replay mode, warnings silenced through the environment (never by hiding cells), and the
 # width Rich renders `report.display()` at in a kernel, pinned.
@@ -36,12 +36,13 @@ class ModeError(EvalError, ValueError):
     """`EVAL_NOTEBOOKS_MODE` holds a value that is not one of the three modes."""
 
 
-def requested_mode() -> str:
+def requested_mode() -> Mode | Literal["auto"]:
     """The mode as set in the environment, validated; `auto` when unset."""
     value = os.environ.get(ENV_VAR, "auto").strip().lower() or "auto"
-    if value not in MODES:
-        raise ModeError(f"{ENV_VAR}={os.environ[ENV_VAR]!r} is not a mode; set it to one of: {', '.join(MODES)}")
-    return value
+    for mode in MODES:
+        if value == mode:
+            return mode
+    raise ModeError(f"{ENV_VAR}={os.environ[ENV_VAR]!r} is not a mode; set it to one of: {', '.join(MODES)}")
 
 
 def aws_credentials_resolve() -> bool:
@@ -76,4 +77,4 @@ def current_mode() -> Mode:
     mode = requested_mode()
     if mode == "auto":
         return "live" if aws_credentials_resolve() else "replay"
-    return mode  # type: ignore[return-value]
+    return mode

@@ -40,13 +40,14 @@ from collections import deque
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import Any, Literal
 
 SHUTDOWN_SECONDS = 5.0
 PARENT_CHECK_SECONDS = 1.0
 START_SECONDS = 120.0  # for a worker to start and import the libraries before it counts as failed
 START_FAILURES = 3  # workers in a row that die or stall while starting: the pool gives up
 _TICK = 0.2  # how often the dispatcher looks at deadlines when nothing else happens
+StartMethod = Literal["fork", "spawn"]  # the ways a worker process can start here
 
 
 class WorkerLost(RuntimeError):
@@ -123,9 +124,10 @@ class WorkerPool(Executor):
             self._wake_read.close()
             self._wake_write.close()
 
-    def _start(self, method: str = "spawn") -> _Worker:
+    def _start(self, method: StartMethod = "spawn") -> _Worker:
         parent, child = self._context.Pipe()
-        context: Any = multiprocessing.get_context(method)  # typeshed gives BaseContext, which lacks Process
+        # One literal per call: typeshed types get_context(str) as BaseContext, which has no Process.
+        context = multiprocessing.get_context("fork") if method == "fork" else multiprocessing.get_context("spawn")
         process = context.Process(target=worker_main, args=(child, os.getpid()), daemon=True)
         process.start()
         child.close()
@@ -209,7 +211,7 @@ class WorkerPool(Executor):
         self._workers[index] = self._start()
 
 
-def start_method() -> str:
+def start_method() -> StartMethod:
     """`fork` on Linux while this process runs one thread only, else `spawn` (see the module docstring)."""
     return "fork" if sys.platform.startswith("linux") and threading.active_count() == 1 else "spawn"
 
