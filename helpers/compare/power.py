@@ -35,7 +35,8 @@ from typing import Any
 import numpy as np
 
 from helpers.compare.bootstrap import interval, joint_band, ratio, resample_sums
-from helpers.compare.params import CONFIDENCE, COUNTS, INTERVAL_MODES, JOINT, RATIOS, CompareError
+from helpers.compare.params import CONFIDENCE, INTERVAL_MODES, JOINT, RATIOS, CompareError
+from helpers.formats import COUNTS
 
 POWER = 0.8
 SIMULATIONS = 200
