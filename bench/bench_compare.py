@@ -163,7 +163,7 @@ def measure(kind: str, old: str, new: str) -> dict:
         import stickler  # noqa: F401 (imported before the clock starts, as every other library is)
 
         import helpers.harness.results  # noqa: F401
-        from helpers.compare.cli import report_text
+        from helpers.commands.compare import report_text
         from helpers.compare.runs import compare_files
 
         before = resident()

@@ -17,7 +17,7 @@ floor, measured in the same interleaved rounds:
   to the floor is the harness's overhead (target 1.05x);
 - `score_stored`: the same with the speed-up on, which is what the command runs; its ratio to the
   sped-up loop is the overhead on the fast path;
-- the score command in this process (`helpers.score.main`: reading and validating both files,
+- the score command in this process (`helpers.commands.score.main`: reading and validating both files,
   scoring, printing the tables, writing `--out`), beside its own floor: reading the same files
   the same way and the bare sped-up loop;
 - `--workers 2` and `--cluster local` (2 workers): `score_at_scale` as the command calls it,
@@ -26,12 +26,12 @@ floor, measured in the same interleaved rounds:
 
 Each row shows wall seconds (median of `--rounds` interleaved rounds, with the range) and the
 CPU seconds of this process and its workers together (the work done, which the other load on a
-shared machine does not inflate). The sizes include a small run (20 items, 100 documents), where
-start-up dominates.
+shared machine does not inflate). Sizes are measured one after another, each printed when done.
+The sizes include a small run (20 items, 100 documents), where start-up dominates.
 
 Then, each in a fresh process: the start-up of the command (`--help`) and of a worker (spawned:
 its imports; forked: ready, one document scored and stopped) against `import pydantic, stickler`,
-and the peak resident memory (`VmHWM`) of `python -m helpers.score` on 1,000 documents of 20
+and the peak resident memory (`VmHWM`) of `python -m helpers.commands.score` on 1,000 documents of 20
 items to a compact results file, in one process and with `--workers 2`.
 
 Exit code 1 if any report differs from the bare loop's scores or from one process's report.
@@ -57,12 +57,12 @@ from stickler import eval_for
 from strands_evals.evaluators import StructuredOutputSimilarity
 
 from bench.timing import MIN_ROUNDS, interleaved, median, ratio_spread, spread
+from helpers.commands.score import main as score_main
 from helpers.harness import fast_stickler
 from helpers.harness.cases import load_cases, load_predictions
 from helpers.harness.scoring import score_stored
 from helpers.scale.batches import Scorer
 from helpers.scale.run import score_at_scale
-from helpers.score import main as score_main
 from walkthroughs.invoices import Invoice
 from walkthroughs.simulated_large import SCHEMA, simulated_run
 
@@ -168,48 +168,46 @@ def timed(run) -> tuple[float, float]:
 
 
 def speed(sizes: list[tuple[int, int]], rounds: int, folder: Path) -> bool:
+    """Each size in turn: its runs take turns round after round, and its rows print as soon as it is done."""
     print(f"\n== seconds per run: median of {rounds} interleaved rounds (range); load {_load()}")
-    engines: dict = {}
-    plans = {}
+    same = True
     for items, count in sizes:
         where = folder / f"{items}x{count}"
         where.mkdir()
-        plans[(items, count)] = runs_for(list(simulated_run(count, items)), where, engines)
-    wall: dict = {size: {name: [] for name in plan[1]} for size, plan in plans.items()}
-    cpu: dict = {size: {name: [] for name in plan[1]} for size, plan in plans.items()}
-    for _ in range(rounds):  # every size and every run takes its turn in each round
-        for size, (_, runs) in plans.items():
+        engines: dict = {}
+        kept, runs = runs_for(list(simulated_run(count, items)), where, engines)
+        wall: dict = {name: [] for name in runs}
+        cpu: dict = {name: [] for name in runs}
+        for _ in range(rounds):
             for name, run in runs.items():
                 seconds, work = timed(run)
-                wall[size][name].append(seconds)
-                cpu[size][name].append(work)
-    same = True
-    for (items, count), (kept, runs) in plans.items():
-        floor = wall[(items, count)][FLOOR]
-        print(f"\n{items} line items, {count:,} documents ({count / median(floor):,.0f} documents/s on the floor)")
-        print(f"  {'':<34} {'wall s':>20}  {'of the floor':>18}  {'CPU s':>6}  {'of the floor':>12}")
-        floor_cpu = median(cpu[(items, count)][FLOOR])
-        for name in runs:
-            values = wall[(items, count)][name]
-            work = median(cpu[(items, count)][name])
-            where = ""
-            if name.startswith("--"):
-                key = (2, None if name.startswith("--workers") else "local")
-                where = f"  [{engines[key]}]"
-            ratio = ratio_spread(values, floor) if name != FLOOR else ""
-            print(f"  {name:<34} {spread(values):>20}  {ratio:>18}  {work:6.2f}  {work / floor_cpu:11.2f}x{where}")
-        sizes_wall = wall[(items, count)]
-        print(
-            f"  harness overhead: score_stored {ratio_spread(sizes_wall['score_stored'], sizes_wall[FAST_LOOP])} "
-            f"of the sped-up loop; the command {ratio_spread(sizes_wall[COMMAND], sizes_wall[READ_FLOOR])} "
-            "of reading the files and the sped-up loop"
-        )
-        one = wall[(items, count)]["score_stored"]
-        for label in ("--workers 2", "--cluster local (2)"):
-            print(f"  {label}: {median(one) / median(wall[(items, count)][label]):.2f}x as fast as one process")
+                wall[name].append(seconds)
+                cpu[name].append(work)
+        _print_size(items, count, runs, wall, cpu, engines)
         same = _check(kept, engines) and same
     print(f"\n   load average after: {_load()}; every report identical: {'yes' if same else 'NO'}")
     return same
+
+
+def _print_size(items: int, count: int, runs: dict, wall: dict, cpu: dict, engines: dict) -> None:
+    floor = wall[FLOOR]
+    rate = f"{count / median(floor):,.0f} documents/s on the floor"
+    print(f"\n{items} line items, {count:,} documents ({rate}), load {_load()}")
+    print(f"  {'':<34} {'wall s':>20}  {'of the floor':>18}  {'CPU s':>6}  {'of the floor':>12}")
+    floor_cpu = median(cpu[FLOOR])
+    for name in runs:
+        work = median(cpu[name])
+        where = ""
+        if name.startswith("--"):
+            where = f"  [{engines[(2, None if name.startswith('--workers') else 'local')]}]"
+        ratio = ratio_spread(wall[name], floor) if name != FLOOR else ""
+        print(f"  {name:<34} {spread(wall[name]):>20}  {ratio:>18}  {work:6.2f}  {work / floor_cpu:11.2f}x{where}")
+    print(
+        f"  harness overhead: score_stored {ratio_spread(wall['score_stored'], wall[FAST_LOOP])} of the sped-up "
+        f"loop; the command {ratio_spread(wall[COMMAND], wall[READ_FLOOR])} of reading the files and that loop"
+    )
+    for label in ("--workers 2", "--cluster local (2)"):
+        print(f"  {label}: {median(wall['score_stored']) / median(wall[label]):.2f}x as fast as one process")
 
 
 def _check(kept: dict, engines: dict) -> bool:
@@ -256,7 +254,7 @@ def startup(rounds: int) -> None:
     commands = {
         "python -c pass": [python, "-c", "pass"],
         "import pydantic, stickler (floor)": [python, "-c", "import pydantic, stickler"],
-        "python -m helpers.score --help": [python, "-m", "helpers.score", "--help"],
+        "python -m helpers.commands.score --help": [python, "-m", "helpers.commands.score", "--help"],
         "import strands_evals.evaluators": [python, "-c", "import strands_evals.evaluators"],
         "a spawned worker's imports": [
             python,
@@ -284,7 +282,7 @@ def startup(rounds: int) -> None:
 
 MEMORY = """
 import io, json, sys
-from helpers.score import main
+from helpers.commands.score import main
 argv = json.loads(sys.argv[1])
 code = main(argv, out=io.StringIO())
 status = open("/proc/self/status").read().splitlines()

@@ -43,6 +43,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TypeVar
 
+from helpers.errors import EvalError
+
 try:
     import fcntl
 except ImportError:  # Windows: no flock, so no leftover is ever judged dead and removed
@@ -61,11 +63,11 @@ _STAGING_LOCK = ".staging.lock"
 _Target = TypeVar("_Target", bound=Path | str)  # a mapping's keys: paths, names, or both
 
 
-class SwitchError(ValueError):
+class SwitchError(EvalError, ValueError):
     """The files handed to `switch_files` cannot be switched: nothing was written."""
 
 
-class WriteError(OSError):
+class WriteError(EvalError, OSError):
     """A file could not be written; what was at its path is as it was, and no temporary file is left."""
 
     def __init__(self, path: Path | str, exc: OSError):

@@ -17,6 +17,8 @@ import os
 import threading
 from typing import Literal
 
+from helpers.errors import EvalError
+
 ENV_VAR = "EVAL_NOTEBOOKS_MODE"
 MODES = ("replay", "live", "auto")
 # What tests and `make run` / `make outputs` set, so every kernel is offline and prints the same:
@@ -30,7 +32,7 @@ Mode = Literal["replay", "live"]
 CREDENTIALS_TIMEOUT = 5.0
 
 
-class ModeError(ValueError):
+class ModeError(EvalError, ValueError):
     """`EVAL_NOTEBOOKS_MODE` holds a value that is not one of the three modes."""
 
 

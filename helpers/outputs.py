@@ -16,8 +16,10 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from helpers.errors import EvalError
 
-class OutputError(ValueError):
+
+class OutputError(EvalError, ValueError):
     """An output path the command refuses to write; the message names it (and the input it is) and the fix."""
 
 

@@ -16,17 +16,17 @@ from __future__ import annotations
 import json
 import sys
 
+from helpers.commands.record import record_cases
 from helpers.exchanges.fixtures import save_exchange
 from helpers.files import REPO_ROOT
 from helpers.harness.cases import load_cases, load_predictions
 from helpers.harness.schema import load_schema, load_task
-from helpers.record import record_cases
 from helpers.services.stand_in import StandIn, read_tool_calls, stand_in_model
 
 FOLDER = REPO_ROOT / "examples" / "your_own_agent"
 PORT = 8765  # fixed, so the endpoint each cassette names does not change between re-makes
 RECORD = (
-    "python -m helpers.record --schema purchase_order:PurchaseOrder --cases cases.jsonl --task extract:task "
+    "python -m helpers.commands.record --schema purchase_order:PurchaseOrder --cases cases.jsonl --task extract:task "
     "--cassettes cassettes"
 )
 MISTAKES = {

@@ -1,9 +1,12 @@
 """`make test`'s two pytest runs side by side: the unit tests, and every notebook under nbval.
 
 The notebook run spends most of its time waiting on its kernels, so on two cores the pair
-finishes in about the time of the longer one instead of the sum. The unit tests print as they
-run; the notebook run's output is held and printed whole after them, so the two never
-interleave and each ends with its own pytest summary line.
+finishes in about the time of the longer one instead of the sum. Each run spreads its files over
+two pytest-xdist workers (`--dist loadfile`: a file's tests, and its module-scoped fixtures such as
+a local cluster, a browser or a notebook's kernel, stay on one worker), since most of a test's or
+a cell's time is a wait on a child process. The unit tests print as they run; the notebook run's
+output is held and printed whole after them, so the two never interleave and each ends with its
+own pytest summary line.
 
     python scripts/run_tests.py [PYTEST OPTION ...]   options go to both runs, e.g. -x or --durations=20
 
@@ -19,9 +22,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTEST = str(Path(sys.executable).with_name("pytest"))
-UNIT = [PYTEST, "tests"]
+WORKERS = ["-n", "2", "--dist", "loadfile"]
+# The unit tests never read a notebook through nbval; without its plugin no worker imports it.
+UNIT = [PYTEST, *WORKERS, "-p", "no:nbval", "tests"]
 # The notebook run keeps no cache: two pytest processes writing one .pytest_cache could clash.
-NOTEBOOKS = [PYTEST, "--nbval", "--nbval-current-env", "-p", "no:cacheprovider", "examples/notebooks"]
+NOTEBOOKS = [PYTEST, *WORKERS, "--nbval", "--nbval-current-env", "-p", "no:cacheprovider", "examples/notebooks"]
 
 
 def main(options: list[str]) -> int:

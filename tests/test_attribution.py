@@ -234,7 +234,7 @@ def test_a_swapped_list_is_reported_as_re_paired():
 
 
 def test_score_failures_flag_prints_the_table(tmp_path):
-    from helpers.score import main
+    from helpers.commands.score import main
 
     refs = reference_cases()
     cases = tmp_path / "cases.jsonl"

@@ -165,12 +165,14 @@ def test_a_multi_turn_tool_run_replays_with_the_tool_results_in_the_next_request
 )
 def test_each_request_difference_is_refused_in_one_line_naming_it_and_the_fix(tmp_path, changed, message):
     _, _, exchange = record(tmp_path, every_block_events(), answer_events())
-    replay = ReplayModel(exchange, record_command="python -m helpers.record ... --only city", output_tool="Answer")
+    replay = ReplayModel(
+        exchange, record_command="python -m helpers.commands.record ... --only city", output_tool="Answer"
+    )
     with pytest.raises(Exception) as caught:
         city_task(**changed)(replay)
     text = str(_mismatch(caught.value))
     assert message in text and "\n" not in text
-    assert 're-record it with `python -m helpers.record ... --only city` (or relax "match_on"' in text
+    assert 're-record it with `python -m helpers.commands.record ... --only city` (or relax "match_on"' in text
 
 
 def _mismatch(exc):

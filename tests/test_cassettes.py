@@ -44,12 +44,14 @@ def test_the_bundled_offline_fixture_is_the_offline_invoice_case_of_data_exchang
 
 
 def test_a_missing_cassette_names_the_command_for_that_case(tmp_path):
-    cassettes = Cassettes(tmp_path, ["INV 7"], tool_name="Invoice", record_command="python -m helpers.record --x y")
+    cassettes = Cassettes(
+        tmp_path, ["INV 7"], tool_name="Invoice", record_command="python -m helpers.commands.record --x y"
+    )
     with pytest.raises(CassetteError) as caught:
         cassettes.load("INV 7")
     assert str(caught.value) == (
         f"{tmp_path / 'INV_7.json'}: no cassette for case 'INV 7'; record it with "
-        "`python -m helpers.record --x y --only 'INV 7'` (replay never falls back to the network)"
+        "`python -m helpers.commands.record --x y --only 'INV 7'` (replay never falls back to the network)"
     )
 
 

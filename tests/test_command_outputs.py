@@ -14,7 +14,7 @@ import warnings
 
 import pytest
 
-from helpers import record
+from helpers.commands import record
 from tests.test_score_command import SCHEMA, TASK, TRUTH, answers_from, from_predictions, project, run_record, run_score
 
 __all__ = ["project"]  # the fixture, imported for the tests below

@@ -1,8 +1,8 @@
 """Comparing two runs: pairing, the paired bootstrap, verdicts, gates and the command line.
 
-The gates live in `helpers.compare.gates` and the command line in `helpers.compare.cli`; they are
+The gates live in `helpers.compare.gates` and the command line in `helpers.commands.compare`; they are
 tested here, in process, because every test of them needs the same two scored simulated runs. Two
-tests start a process: one proves `python -m helpers.compare` runs, one that `--help` and argument
+tests start a process: one proves `python -m helpers.commands.compare` runs, one that `--help` and argument
 errors import nothing heavy. Malformed input is `test_compare_validation.py`; compact results files
 are `test_compare_results.py`.
 """
@@ -16,8 +16,8 @@ import pytest
 from strands_evals import Case
 from strands_evals.evaluators import Equals, StructuredOutputReport, StructuredOutputSimilarity
 
+from helpers.commands.compare import main, report_text
 from helpers.compare import bootstrap
-from helpers.compare.cli import main, report_text
 from helpers.compare.gates import GateError, evaluate_gates, parse_gate
 from helpers.compare.runs import (
     COUNTS,
@@ -555,7 +555,7 @@ def test_module_entry_point_exit_code(saved):
         [
             sys.executable,
             "-m",
-            "helpers.compare",
+            "helpers.commands.compare",
             old.name,
             new.name,
             "--resamples",
@@ -608,7 +608,7 @@ def test_help_and_bad_arguments_answer_before_any_heavy_import(tmp_path):
     """`--help`, a bad argument, a malformed rule and a missing file need neither numpy, pandas nor stickler."""
     script = (
         "import sys\n"
-        "from helpers.compare.cli import main\n"
+        "from helpers.commands.compare import main\n"
         "codes = [main(['--help']), main(['a.json']), main(['a.json', 'b.json', '--resamples=0']),\n"
         "         main(['a.json', 'b.json', '--gate', 'overall >> 1']), main(['absent.json', 'absent.json'])]\n"
         "heavy = sorted(name for name in ('numpy', 'pandas', 'stickler', 'strands_evals') if name in sys.modules)\n"

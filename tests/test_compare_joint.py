@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from strands_evals.evaluators import StructuredOutputSimilarity
 
+from helpers.commands.compare import EXIT_BAD_INPUT, EXIT_FAILED, main
 from helpers.compare import runs
 from helpers.compare.bootstrap import joint_band
-from helpers.compare.cli import EXIT_BAD_INPUT, EXIT_FAILED, main
 from helpers.compare.runs import compare
 from helpers.harness.reports import save_report
 from helpers.harness.scoring import score_outputs_sync
@@ -248,7 +248,7 @@ def test_documents_needed_catch_the_change_and_fewer_do_not(small):
 
 
 def test_five_documents_are_too_few_and_the_command_says_so(tmp_path, small, capsys):
-    from helpers.compare import power
+    from helpers.commands import power
 
     old = save_report(small[0], tmp_path / "old.json")
     fast = ["--simulations", "40", "--resamples", "100"]

@@ -6,7 +6,7 @@ import math
 import pytest
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.compare.cli import EXIT_BAD_INPUT, main
+from helpers.commands.compare import EXIT_BAD_INPUT, main
 from helpers.compare.reading import MAX_COUNT, RESULTS_FORMAT, is_results_file, read_results_file
 from helpers.compare.runs import compare, compare_files
 from helpers.formats import results

@@ -12,8 +12,8 @@ import math
 import pytest
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.compare import cli
-from helpers.compare.cli import EXIT_BAD_INPUT, EXIT_INTERNAL, main
+from helpers.commands import compare as cli
+from helpers.commands.compare import EXIT_BAD_INPUT, EXIT_INTERNAL, main
 from helpers.compare.params import MAX_RESAMPLES
 from helpers.compare.reading import MAX_COUNT
 from helpers.harness.reports import save_report

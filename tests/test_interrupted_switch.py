@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import score
+from helpers.commands import score
 from tests.test_record_fcc import copy_committed_fcc, fake, tool_turn
 from walkthroughs.fcc import record as record_fcc
 from walkthroughs.fcc.documents import from_snapshot

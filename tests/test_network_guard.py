@@ -79,7 +79,7 @@ def test_a_swallowed_refusal_still_fails_the_test(pytester):
                 pass
         """
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:nbval")  # nbval loads jsonschema: 2 s
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:nbval")  # a bare pytest, quick to start
     result.assert_outcomes(passed=1, errors=1)
     refused = "the network guard refused 1 attempt(s) in this test: create_connection '192.0.2.1'"
     result.stdout.fnmatch_lines([f"*{refused}*"])

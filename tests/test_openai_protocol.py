@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from helpers import record, score
+from helpers.commands import record, score
 from helpers.exchanges.fixtures import load_exchange
 from helpers.exchanges.replay import ReplayModel
 from helpers.files import REPO_ROOT

@@ -293,7 +293,7 @@ def order_project(tmp_path_factory):
 
 
 def score_command(folder, *extra):
-    from helpers.score import main
+    from helpers.commands.score import main
 
     out = io.StringIO()
     argv = ["--schema", "order_schema:PurchaseOrder", "--cases", "cases.jsonl", "--predictions", "predictions.jsonl"]

@@ -369,7 +369,7 @@ def test_absent_credentials_exit_2_naming_aws_profile_before_any_download(server
 
 
 def test_the_exit_codes_are_those_of_the_general_recorder():
-    from helpers import record
+    from helpers.commands import record
     from helpers.exchanges import recording
 
     assert record_fcc.EXIT_OK == record.EXIT_OK == recording.EXIT_OK
@@ -384,7 +384,7 @@ def test_help_describes_the_steps_and_the_exit_codes(capsys):
     assert stop.value.code == 0
     text = capsys.readouterr().out
     assert "make record-fcc" in text and "3  the model never called" in text
-    assert "python -m helpers.record" in text
+    assert "python -m helpers.commands.record" in text
 
 
 def test_the_committed_case_file_is_derived_from_the_committed_snapshot():
@@ -397,8 +397,8 @@ def test_the_committed_case_file_is_derived_from_the_committed_snapshot():
 
 
 def test_the_general_recorder_alone_records_cassettes_the_fcc_replay_accepts(tmp_path):
-    """`python -m helpers.record` on the committed case file: what the docstring offers for the cassettes alone."""
-    from helpers import record
+    """`python -m helpers.commands.record` on the committed case file: the docstring's command for the cassettes."""
+    from helpers.commands import record
 
     out = io.StringIO()
     argv = ["--schema", "walkthroughs.fcc.schema:FccInvoice", "--cases", str(CASES_PATH)]

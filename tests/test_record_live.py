@@ -1,6 +1,6 @@
 """The general recorder end to end through the real boto3 client, against a local ConverseStream.
 
-`python -m helpers.record` runs in process exactly as `make record` runs it (no model stand-in:
+`python -m helpers.commands.record` runs in process exactly as `make record` runs it (no model stand-in:
 its own credentials check, `live_model`, the bundled task), with boto3's endpoint override
 pointing bedrock-runtime at `tests/servers/bedrock.py` and static dummy credentials. The live
 model's client timeouts are shrunk so a stalled server costs a second, not minutes.
@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 from botocore.config import Config
 
-from helpers import record
+from helpers.commands import record
 from helpers.files import REPO_ROOT
 from tests.servers.bedrock import BedrockServer, bedrock_environment, event, exception, text_stream, tool_use_stream
 

@@ -15,7 +15,7 @@ import pytest
 from strands import Agent
 from strands.models import Model
 
-from helpers import record
+from helpers.commands import record
 from helpers.exchanges import recording
 from helpers.exchanges.fixtures import load_exchange, prompt_sha256
 from helpers.exchanges.recording import (
@@ -322,7 +322,7 @@ def test_the_command_reports_a_missing_strands_as_exit_1_not_a_traceback(fixture
     before = fixture_copy.read_bytes()
     env = {**os.environ, "PYTHONPATH": str(blocked.parent)}
     done = subprocess.run(
-        [sys.executable, "-m", "helpers.record", *make_record_argv(fixture_copy.parent)],
+        [sys.executable, "-m", "helpers.commands.record", *make_record_argv(fixture_copy.parent)],
         env=env,
         capture_output=True,
         text=True,
@@ -348,7 +348,7 @@ def test_help_lists_the_exit_codes(capsys):
         record.main(["--help"])
     assert caught.value.code == 0
     text = capsys.readouterr().out
-    assert "python -m helpers.record" in text
+    assert "python -m helpers.commands.record" in text
     for line in ("0  recorded", "1  a dependency is missing", "2  bad input", "3  the model never produced"):
         assert line in text
 
@@ -446,7 +446,7 @@ def test_make_record_is_the_general_recorder_on_the_offline_invoice():
     makefile = (repo / "Makefile").read_text(encoding="utf-8").splitlines()
     recipe = makefile[makefile.index(next(line for line in makefile if line.startswith("record:"))) + 1]
     words = shlex.split(recipe)
-    assert words[:3] == ["$(BIN)/python", "-m", "helpers.record"]
+    assert words[:3] == ["$(BIN)/python", "-m", "helpers.commands.record"]
     in_repo = [str(repo / word) if word.startswith("data/") else word for word in words[3:]]
     assert in_repo == make_record_argv(offline_invoice.FIXTURE_PATH.parent)
 

@@ -16,11 +16,11 @@ from matplotlib import image
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
+from helpers.commands.report import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, main
 from helpers.formats.results import ResultsHeader, ResultsWriter
 from helpers.harness.reports import save_report
 from helpers.harness.results import rows_from_report
 from helpers.harness.scoring import score_outputs_sync
-from helpers.report.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, main
 from helpers.report.page import PAGE_SIZE, render
 from tests.servers.chromium import Browser, chromium_or_skip
 from walkthroughs.invoices import Invoice, reference_cases

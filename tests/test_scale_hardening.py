@@ -1,7 +1,7 @@
 """Scale-out stays bounded: workers capped, a dead or hung worker fails only its batch, workers end with
 their driver, a killed run's leftovers are cleaned, cluster addresses checked, every scheduler wait bounded.
 
-All through `python -m helpers.score` as a user runs it. The schema's validator dies or hangs on a
+All through `python -m helpers.commands.score` as a user runs it. The schema's validator dies or hangs on a
 marked document, but only inside a worker process (the driver validates the same values when it
 reads the files, and must live).
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.score import main
+from helpers.commands.score import main
 
 SCHEMA = """
 import multiprocessing, os, time
@@ -146,7 +146,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the workers")
 def test_workers_end_with_a_killed_driver_and_the_next_run_cleans_its_file(tmp_path):
     project(tmp_path, {7: "HANG"})
-    command = [sys.executable, "-m", "helpers.score", *ARGS, "--results", "run.jsonl", "--workers", "2"]
+    command = [sys.executable, "-m", "helpers.commands.score", *ARGS, "--results", "run.jsonl", "--workers", "2"]
     command += ["--fan-out", "always", "--batch-size", "1"]
     driver = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from strands.models import Model
 
-from helpers import record, score
-from helpers.compare.cli import main as compare_main
+from helpers.commands import record, score
+from helpers.commands.compare import main as compare_main
 from helpers.exchanges.fixtures import load_exchange, prompt_sha256
 from helpers.harness.reports import load_report
 
@@ -224,7 +224,9 @@ def test_replay_without_a_cassette_names_the_command_that_records_it(project):
     )
     assert code == 2
     assert "cassettes/po-3.json: no cassette for case 'po-3'" in printed
-    command = "python -m helpers.record --schema po_schema:PurchaseOrder --cases cases.jsonl --task po_task:task"
+    command = (
+        "python -m helpers.commands.record --schema po_schema:PurchaseOrder --cases cases.jsonl --task po_task:task"
+    )
     assert f"`{command} --cassettes cassettes --only po-3`" in printed
     assert not (project / "run.json").exists()
 
@@ -268,7 +270,7 @@ def test_unused_turns_in_a_cassette_are_bad_input(project):
         (["--task", TASK], "--task in replay mode needs --cassettes DIR"),
         (
             ["--task", TASK, "--cassettes", "nowhere"],
-            "--cassettes nowhere: no such folder; record it with `python -m helpers.record`",
+            "--cassettes nowhere: no such folder; record it with `python -m helpers.commands.record`",
         ),
         (["--task", TASK, "--cassettes", ".", "--mode", "live"], "EVAL_NOTEBOOKS_MODE=replay forbids live calls"),
         (["--predictions", "predictions.jsonl", "--cassettes", "."], "--cassettes, --mode and --model go with --task"),
@@ -309,7 +311,7 @@ def test_the_commands_run_as_python_modules_without_the_working_directory_on_the
             sys.executable,
             "-P",
             "-m",
-            "helpers.score",
+            "helpers.commands.score",
             *from_predictions("run.json"),
         ],
         cwd=project,
@@ -319,13 +321,13 @@ def test_the_commands_run_as_python_modules_without_the_working_directory_on_the
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Saved the report to run.json." in done.stdout and Path(project / "run.json").is_file()
-    for module in ("helpers.score", "helpers.record"):
+    for module in ("helpers.commands.score", "helpers.commands.record"):
         helped = subprocess.run(
             [sys.executable, "-m", module, "--help"], cwd=project, capture_output=True, text=True, timeout=60
         )
         assert helped.returncode == 0 and f"python -m {module}" in helped.stdout and "Exit codes:" in helped.stdout
     compared = subprocess.run(
-        [sys.executable, "-m", "helpers.compare", "run.json", "run.json", "--gate", "overall >= 0.5"],
+        [sys.executable, "-m", "helpers.commands.compare", "run.json", "run.json", "--gate", "overall >= 0.5"],
         cwd=project,
         capture_output=True,
         text=True,
@@ -337,7 +339,8 @@ def test_the_commands_run_as_python_modules_without_the_working_directory_on_the
 def test_help_imports_no_heavy_library():
     """What `--help` and argument errors load: the standard library and these two modules only."""
     heavy = ("strands", "strands_evals", "pandas", "boto3")
-    code = f"import sys, helpers.score, helpers.record; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    imports = "import sys, helpers.commands.score, helpers.commands.record"
+    code = f"{imports}; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
 
@@ -429,7 +432,7 @@ def test_said_once_caps_the_names_and_keeps_distinct_problems_apart():
 
 
 def test_a_closed_pipe_ends_quietly_as_unix_tools_do(project):
-    args = [sys.executable, "-u", "-m", "helpers.score", *from_predictions("runs/piped.json")]
+    args = [sys.executable, "-u", "-m", "helpers.commands.score", *from_predictions("runs/piped.json")]
     with subprocess.Popen(args, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
         process.stdout.readline()  # `head -1`: one line, then the reader is gone
         process.stdout.close()

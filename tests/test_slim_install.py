@@ -30,8 +30,8 @@ SCRIPTS = Path(sys.executable).parent
 # the notebooks extra that got imported on the way.
 COMMANDS = f"""
 import sys
-from helpers import score
-from helpers.compare.cli import main as compare
+from helpers.commands import score
+from helpers.commands.compare import main as compare
 base = ["--schema", "purchase_order:PurchaseOrder", "--cases", "cases.jsonl"]
 assert score.main([*base, "--task", "extract:task", "--cassettes", "cassettes", "--out", "old.json"]) == 0
 assert score.main([*base, "--predictions", "predictions_v2.jsonl", "--results", "new.results.jsonl"]) == 0
@@ -104,8 +104,10 @@ def test_without_a_clash_the_refusals_stay_as_they_were(tmp_path, monkeypatch):
 
 
 def test_from_that_folder_python_m_finds_the_users_module_and_the_console_script_says_what_to_do(clashing_folder):
-    shadowed = run([sys.executable, "-m", "helpers.score", "--help"], clashing_folder)
-    assert shadowed.returncode != 0 and "__path__ attribute not found on 'helpers'" in shadowed.stderr
+    shadowed = run([sys.executable, "-m", "helpers.commands.score", "--help"], clashing_folder)
+    assert (
+        shadowed.returncode != 0 and "No module named 'helpers.commands'; 'helpers' is not a package" in shadowed.stderr
+    )
     assert run([SCRIPTS / "eval-score", "--help"], clashing_folder).returncode == 0
     args = ["--schema", "my_schema:Doc", "--cases", "cases.jsonl", "--predictions", "preds.jsonl", "--out", "r.json"]
     refused = run([SCRIPTS / "eval-score", *args], clashing_folder)

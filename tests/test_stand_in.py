@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from helpers import record, score, stand_in
+from helpers.commands import record, score, stand_in
 from helpers.exchanges.fixtures import load_exchange
 from helpers.files import REPO_ROOT
 
@@ -49,7 +49,15 @@ def test_record_against_the_stand_in_then_replay_with_no_socket(project, monkeyp
     with started() as server:
         monkeypatch.setenv(stand_in.URL_VARIABLE, server.url)
         out = io.StringIO()
-        argv = [*BASE, "--task", "extract:task", "--cassettes", "cassettes", "--model", "helpers.stand_in:model"]
+        argv = [
+            *BASE,
+            "--task",
+            "extract:task",
+            "--cassettes",
+            "cassettes",
+            "--model",
+            "helpers.services.stand_in:model",
+        ]
         assert record.main(argv, out=out) == 0, out.getvalue()
     host = server.url.removeprefix("http://")
     assert f"Recording with BedrockModel local-stand-in at {host} (a local endpoint" in out.getvalue()
@@ -86,4 +94,4 @@ def test_help_says_how_to_record_against_it(capsys):
         stand_in.main(["--help"])
     assert caught.value.code == 0
     text = capsys.readouterr().out
-    assert "--model helpers.stand_in:model" in text and "EVAL_STAND_IN_URL" in text
+    assert "--model helpers.services.stand_in:model" in text and "EVAL_STAND_IN_URL" in text

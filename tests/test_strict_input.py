@@ -179,7 +179,7 @@ def test_the_readme_states_the_limits_the_code_applies():
 
 
 def test_compare_refuses_a_results_row_with_a_repeated_key_naming_line_and_field(tmp_path, capsys):
-    from helpers.compare.cli import main as compare_main
+    from helpers.commands.compare import main as compare_main
     from helpers.formats.results import ResultRow, ResultsHeader, ResultsWriter
 
     path = tmp_path / "run.jsonl"

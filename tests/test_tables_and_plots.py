@@ -222,3 +222,16 @@ def test_case_chart_gives_long_labels_room_and_keeps_the_legend_off_the_bars():
     assert all(left.x1 <= right.x0 for left, right in zip(boxes, boxes[1:], strict=False)), "tick labels overlap"
     legend = chart.axes[0].get_legend().get_window_extent(renderer)
     assert legend.y1 <= chart.axes[0].get_window_extent(renderer).y0
+
+
+def test_cells_that_fit_are_wrapped_exactly_as_textwrap_wraps_them():
+    """The short-cut for a cell that already fits gives textwrap's own lines, whatever the whitespace."""
+    import textwrap
+
+    from helpers.render.text import wrap
+
+    cells = ["", "0.800", "sim-000001", "a  b", " lead", "trail ", "tab\there", "nbsp\u00a0", "x" * 12, "two words"]
+    for cell in cells:
+        for limit in (1, 4, 12, 40):
+            expected = textwrap.wrap(cell, limit, break_long_words=False, break_on_hyphens=False) or [""]
+            assert wrap(cell, limit) == expected, (cell, limit)

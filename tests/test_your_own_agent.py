@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from helpers import score
-from helpers.compare.cli import main as compare_main
+from helpers.commands import score
+from helpers.commands.compare import main as compare_main
 from helpers.exchanges.cassettes import Cassettes
 from helpers.exchanges.fixtures import prompt_sha256
 from helpers.files import REPO_ROOT

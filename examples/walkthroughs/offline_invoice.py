@@ -5,7 +5,7 @@ The case (the hand-authored invoice text and its ground truth) is the one line o
 `data/exchanges/offline_invoice.json` (the cassette folder `data/exchanges`, case
 `offline_invoice`). `make record` re-records it with the general recorder::
 
-    python -m helpers.record --schema walkthroughs.invoices:Invoice \\
+    python -m helpers.commands.record --schema walkthroughs.invoices:Invoice \\
         --cases data/invoices/offline_invoice.jsonl --task walkthroughs.offline_invoice:task \\
         --cassettes data/exchanges
 

@@ -124,7 +124,7 @@ def results_failures(path: Any) -> dict[str, dict[str, dict[str, int]]]:
     if not read_header(path).failures:
         raise ResultsError(
             f"{path}: written without failures by kind (its header has no `failures: true`); "
-            "re-score the run with `python -m helpers.score ... --results` to store them"
+            "re-score the run with `python -m helpers.commands.score ... --results` to store them"
         )
     return {row.name: row.failures for row in iter_results(path) if row.status in ("scored", "unreadable")}
 

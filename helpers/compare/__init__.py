@@ -3,7 +3,7 @@
 `reading` reads a run (a report in memory, a saved report, a compact results file) and refuses
 malformed contents by file, case and field; `bootstrap` is the paired bootstrap and the joint
 band; `runs` pairs two runs and builds the tables; `gates` parses and applies rules; `cli` is
-`python -m helpers.compare`; `power` estimates, from a baseline, what a gate can catch
-(`python -m helpers.compare.power`).
+`python -m helpers.commands.compare`; `power` estimates, from a baseline, what a gate can catch
+(`python -m helpers.commands.power`).
 `params` holds the names and limits the command line checks before any heavy import.
 """

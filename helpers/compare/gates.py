@@ -11,7 +11,7 @@ of (`Comparison.joint`): with K such gates at 95%, the chance that any of them f
 that moved nothing stays at 5%, where K separate intervals would allow up to K x 2.5%. Mode
 `per-field` reads each target's own percentile interval instead; each result records its mode.
 
-Parsing needs only the standard library, so the command line (`helpers.compare.cli`) refuses a
+Parsing needs only the standard library, so the command line (`helpers.commands.compare`) refuses a
 malformed rule before it imports numpy or pandas; evaluating imports them.
 """
 
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from helpers.compare.params import INTERVAL_MODES, JOINT, RATIOS
+from helpers.errors import EvalError
 from helpers.formats import COUNTS
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 TOLERANCE = 1e-9  # comparisons forgive float rounding in a difference of two ratios
 
 
-class GateError(ValueError):
+class GateError(EvalError, ValueError):
     """A gate rule is malformed or names something the runs do not have; the message names it."""
 
 

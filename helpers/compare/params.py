@@ -6,6 +6,8 @@ The command line checks its arguments against these before it imports anything h
 
 from __future__ import annotations
 
+from helpers.errors import EvalError
+
 RATIOS = ("precision", "recall", "f1")
 RESAMPLES = 2000
 SEED = 0
@@ -16,7 +18,7 @@ JOINT, PER_FIELD = "joint", "per-field"  # how gates on interval ends read them:
 INTERVAL_MODES = (JOINT, PER_FIELD)
 
 
-class CompareError(ValueError):
+class CompareError(EvalError, ValueError):
     """Two runs cannot be compared; the message says which run and what to fix."""
 
 
@@ -36,3 +38,9 @@ def check_seed(seed: int) -> None:
     """Refuse a seed the random generator cannot take."""
     if not 0 <= seed <= MAX_SEED:
         raise ValueError(f"seed must be a whole number from 0 to {MAX_SEED}; got {seed}")
+
+
+# The power estimate's defaults (`helpers.compare.power`, and `eval-power` before it imports numpy).
+POWER = 0.8  # the share of planted regressions a gate must catch
+POWER_SIMULATIONS = 200  # simulated regressions per setting
+POWER_RESAMPLES = 400  # bootstrap resamples per simulation

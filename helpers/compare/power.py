@@ -1,6 +1,6 @@
 """How many documents do I need? The change a gate would catch, estimated from a baseline run.
 
-    python -m helpers.compare.power BASELINE --target invoice_date.f1 [--change -0.02]
+    python -m helpers.commands.power BASELINE --target invoice_date.f1 [--change -0.02]
 
 A gate `high(delta(FIELD.METRIC)) >= 0` fails only when a regression is beyond noise, so whether
 it can see one depends on how many documents the runs hold and how the field's counts vary from
@@ -25,9 +25,6 @@ where a joint band over K gated fields is wider. Treat the figures as the least 
 
 from __future__ import annotations
 
-import argparse
-import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,12 +32,11 @@ from typing import Any
 import numpy as np
 
 from helpers.compare.bootstrap import interval, joint_band, ratio, resample_sums
-from helpers.compare.params import CONFIDENCE, INTERVAL_MODES, JOINT, RATIOS, CompareError
+from helpers.compare.params import CONFIDENCE, JOINT, POWER, RATIOS, CompareError  # noqa: E402
+from helpers.compare.params import POWER_RESAMPLES as RESAMPLES
+from helpers.compare.params import POWER_SIMULATIONS as SIMULATIONS
 from helpers.formats import COUNTS
 
-POWER = 0.8
-SIMULATIONS = 200
-RESAMPLES = 400
 MAX_DOCUMENTS = 20_000  # the search for a run size stops here; beyond it the answer is "more than this"
 TP, FP, FN, FD = (COUNTS.index(key) for key in ("tp", "fp", "fn", "fd"))
 
@@ -199,102 +195,3 @@ def _halve(
         else:
             low = middle
     return high, best
-
-
-# --- the command ---------------------------------------------------------------------------------
-
-
-def parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m helpers.compare.power",
-        description="From a baseline run: the smallest regression a gate would catch, and the documents needed.",
-        epilog="exit codes: 0 estimated, 2 bad input (arguments or files), 3 an internal error",
-    )
-    parser.add_argument("baseline", type=Path, help="a saved report or compact results file")
-    parser.add_argument("--target", required=True, help="FIELD.METRIC the gate reads, e.g. invoice_date.f1")
-    parser.add_argument("--change", type=float, help="also: documents needed to catch this drop (e.g. -0.02)")
-    parser.add_argument("--power", type=float, default=POWER, help="share of regressions caught (default %(default)s)")
-    parser.add_argument("--intervals", choices=INTERVAL_MODES, default=JOINT, help="as for compare (default joint)")
-    parser.add_argument("--seed", type=int, default=0, help="simulation seed (default %(default)s)")
-    parser.add_argument(
-        "--simulations", type=int, default=SIMULATIONS, help="simulated regressions per setting (default %(default)s)"
-    )
-    parser.add_argument(
-        "--resamples", type=int, default=RESAMPLES, help="bootstrap resamples per simulation (default %(default)s)"
-    )
-    return parser
-
-
-def report(baseline: Baseline, change: float | None, power: float, **options) -> str:
-    """What the command prints: the baseline, the smallest change caught, and the documents a named change needs."""
-    size = len(baseline.counts)
-    lines = [
-        f"baseline: {baseline.source}, {size:,} documents; {baseline.target} = {baseline.value():.3f}",
-        f"gate: high(delta({baseline.target})) >= 0, {options.get('intervals', JOINT)} interval, "
-        f"{options.get('simulations', SIMULATIONS)} simulated regressions per setting",
-    ]
-    smallest = smallest_change(baseline, power=power, **options)
-    if smallest.power >= power:
-        lines.append(
-            f"smallest drop caught with {power:.0%} power at {size:,} documents: {-smallest.change:.3f} "
-            f"(each correct value broken with chance {smallest.rate:.2f})"
-        )
-    else:
-        lines.append(
-            f"no drop is caught with {power:.0%} power at {size:,} documents: breaking every correct value is caught "
-            f"{smallest.power:.0%} of the time"
-        )
-    if change is not None:
-        needed = documents_needed(baseline, change, power=power, **options)
-        if needed is None:
-            lines.append(
-                f"a drop of {-change:.3f}: not caught with {power:.0%} power within {MAX_DOCUMENTS:,} documents"
-            )
-        else:
-            lines.append(
-                f"documents needed to catch a drop of {-change:.3f} with {power:.0%} power: about {needed.documents:,} "
-                f"(power {needed.power:.0%} there)"
-            )
-    lines.append("best case: the simulated candidate differs only by the regression; real runs need more")
-    return "\n".join(lines)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exit_:
-        return exit_.code if isinstance(exit_.code, int) else 2
-    problem = next(
-        (
-            message
-            for bad, message in (
-                (not 0 < args.power < 1, f"--power must be between 0 and 1; got {args.power}"),
-                (not 10 <= args.simulations <= 10_000, f"--simulations must be 10 to 10,000; got {args.simulations}"),
-                (not 2 <= args.resamples <= 10_000, f"--resamples must be 2 to 10,000; got {args.resamples}"),
-                (not 0 <= args.seed < 2**63, f"--seed must be a whole number from 0; got {args.seed}"),
-            )
-            if bad
-        ),
-        None,
-    )
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
-    options = {"intervals": args.intervals, "seed": args.seed, "simulations": args.simulations}
-    try:
-        baseline = Baseline.of(args.baseline, args.target)
-        print(report(baseline, args.change, args.power, resamples=args.resamples, **options))
-    except (OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # noqa: BLE001 (a bug, reported as one)
-        print(
-            f"error: internal error in helpers.compare.power ({type(exc).__name__}: {exc}); this is a bug",
-            file=sys.stderr,
-        )
-        return 3
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -13,9 +13,9 @@ aggregation of that document's comparison, so on the full set of documents they 
 is built (`helpers.compare.bootstrap`), and every interval reads them.
 
 Reading and validating runs is `helpers.compare.reading`; gates are `helpers.compare.gates`;
-the command line is `helpers.compare.cli`:
+the command line is `helpers.commands.compare`:
 
-    python -m helpers.compare OLD.json NEW.json [--gate RULE ...]
+    python -m helpers.commands.compare OLD.json NEW.json [--gate RULE ...]
 """
 
 from __future__ import annotations

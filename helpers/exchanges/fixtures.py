@@ -24,7 +24,7 @@ whether the recorded provider enforces structured output itself (Strands then ha
 output model and every tool on the structured-output retry); the replay claims the same, so the
 agent sends the same requests. `endpoint` is set when the provider was reached somewhere other
 than its own service (a local server, an endpoint override); `stand_in` when the answers came
-from a stand-in server that says so in its stream (`helpers.stand_in`), not from a model.
+from a stand-in server that says so in its stream (`helpers.commands.stand_in`), not from a model.
 
 **Format 1** (no `"format"`; every file written before format 2) holds one assistant message
 per turn, with no request::

@@ -11,7 +11,7 @@ in a few calls, with exit 3, instead of looping for hundreds.
 A recording has two steps. `capture_task` runs a user's `task(case, model)` through it and
 returns the exchange data (or an exit code, after printing why); nothing is written.
 `commit_fixture` then replaces the exchange atomically and prints the payload and what changed.
-`helpers.record.record_cases` does both, case by case, for a cassette folder; a command that
+`helpers.commands.record.record_cases` does both, case by case, for a cassette folder; a command that
 must switch several files as one step captures into a staging folder first. Every record
 command uses the exit codes below.
 """
@@ -33,6 +33,8 @@ from strands.types.exceptions import StructuredOutputException
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
 
+from helpers.commands import exits
+from helpers.errors import EvalError
 from helpers.exchanges.calls import DEFAULT_MATCH_ON, assemble, canonical_request, from_json, to_json
 from helpers.exchanges.fixtures import (
     FORMAT,
@@ -45,16 +47,16 @@ from helpers.exchanges.fixtures import (
 from helpers.exchanges.provenance import STAND_IN_FIELD, describe_model
 from helpers.exchanges.replay import AgentLoopModel, prompt_text
 
-EXIT_OK = 0
-EXIT_MISSING_DEPENDENCY = 1
-EXIT_AGENT_FAILED = 2
-EXIT_NO_STRUCTURED_OUTPUT = 3
+EXIT_OK = exits.OK
+EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
+EXIT_AGENT_FAILED = exits.BAD_INPUT
+EXIT_NO_STRUCTURED_OUTPUT = exits.NO_STRUCTURED_OUTPUT
 # Model calls one case may make: a tool run of a few rounds and the structured-output retry fit
 # many times over; a model looping on a tool it was not offered is stopped after this many.
 DEFAULT_MAX_CALLS = 12
 
 
-class ModelCallLimitError(RuntimeError):
+class ModelCallLimitError(EvalError, RuntimeError):
     """The agent asked for more model calls in one case than the bound allows."""
 
 

@@ -28,6 +28,7 @@ from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
 
+from helpers.errors import EvalError
 from helpers.exchanges.calls import canonical_request, from_json, request_difference
 from helpers.exchanges.fixtures import Exchange, FixtureError, prompt_sha256
 from helpers.exchanges.fixtures import turn_events as turn_events  # where the offline notebook imports it from
@@ -35,7 +36,7 @@ from helpers.exchanges.fixtures import turn_events as turn_events  # where the o
 T = TypeVar("T", bound=BaseModel)
 
 
-class ReplayExhaustedError(RuntimeError):
+class ReplayExhaustedError(EvalError, RuntimeError):
     """The agent asked for a model call the exchange does not hold."""
 
 

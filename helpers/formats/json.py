@@ -27,6 +27,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]  # defined the
 from pathlib import Path
 from typing import Any
 
+from helpers.errors import EvalError
 from helpers.files import settle
 from helpers.formats.errors import FormatError, field_path, file_error
 
@@ -40,7 +41,7 @@ _CONSTANTS = ("NaN", "Infinity", "-Infinity")
 _LITERALS = ("true", "false", "null")
 
 
-class StrictJSONError(json.JSONDecodeError):
+class StrictJSONError(EvalError, json.JSONDecodeError):
     """JSON these files must not hold; `field` is the path to it, `problem` says what and how to fix it."""
 
     def __init__(self, problem: str, text: str, position: int, field: str | None = None):

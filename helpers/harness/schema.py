@@ -1,7 +1,7 @@
 """Import a user's schema or task named as `module:attribute`, from the working directory or an installed package.
 
 A command run from a user's project folder must find `my_schema.py` there, as `python -m` would,
-whether it was started as `python -m helpers.score` or as the `eval-score` console script (which
+whether it was started as `python -m helpers.commands.score` or as the `eval-score` console script (which
 does not put the working directory on the import path). The working directory is searched for the
 top-level module only during that one import; nothing is added to `sys.path`.
 
@@ -23,8 +23,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from helpers.errors import EvalError
 
-class SchemaError(ValueError):
+
+class SchemaError(EvalError, ValueError):
     """A `module:attribute` path that does not import, or names the wrong kind of object."""
 
 

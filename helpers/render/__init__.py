@@ -8,8 +8,6 @@ so a slim install that only scores and compares never imports them.
 
 def extra_missing(exc: ImportError, extra: str = "notebooks", what: str = "charts and styled tables") -> ImportError:
     """The error for a library of an extra that is not installed, naming the install line."""
-    return ModuleNotFoundError(
-        f"{exc}: {what} come with the {extra} extra, `pip install '.[{extra}]'` from the project's checkout "
-        "(`make setup` in the repository installs it)",
-        name=exc.name,
-    )
+    from helpers.commands.exits import MissingDependency
+
+    return MissingDependency(exc.name or str(exc), extra, what)

@@ -5,6 +5,6 @@ cluster), `pool` is the local worker pool that survives a dead or hung worker, `
 a worker runs and what travels to it, `run` fans batches out (or keeps a run too small to gain in
 one process) and merges them into the same `StructuredOutputReport` one process builds,
 `progress` draws the bar, and `command` adds `--workers`, `--cluster`, `--results` and their
-bounds to `python -m helpers.score`. The compact per-document results file is
+bounds to `python -m helpers.commands.score`. The compact per-document results file is
 `helpers.harness.results`.
 """

@@ -1,6 +1,6 @@
 """`score --workers N`, `--cluster ADDRESS|local` and `--results PATH`: the score command, fanned out.
 
-The options are added to `python -m helpers.score` by `add_arguments`, checked with the standard
+The options are added to `python -m helpers.commands.score` by `add_arguments`, checked with the standard
 library only (so `--help` and a bad option answer at once), and used by `score_predictions` in
 place of the one-process scoring step when any is given. The saved report (`--out`) is the
 same file one process writes; `--results` writes the compact per-document file as batches

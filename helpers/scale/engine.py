@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # Dask is optional: imported at run time only where a cluster is asked for
     from distributed import Client
 
+from helpers.errors import EvalError
+
 INSTALL_HINT = "pip install '.[cluster]' (or pip install 'dask[distributed]')"
 CONNECT_SECONDS = 10.0
 REQUEST_SECONDS = 10.0
@@ -43,7 +45,7 @@ SCHEDULER_LOST_SECONDS = 10.0
 BATCH_TIMEOUT = 300.0  # seconds one batch may take before its worker is stopped (--batch-timeout)
 
 
-class EngineError(RuntimeError):
+class EngineError(EvalError, RuntimeError):
     """An engine cannot be started or reached; the message says which and what to do.
 
     `missing` is True when the engine's library is not installed (the command's exit 1), False

@@ -125,7 +125,7 @@ class WorkerPool(Executor):
 
     def _start(self, method: str = "spawn") -> _Worker:
         parent, child = self._context.Pipe()
-        context = multiprocessing.get_context(method)
+        context: Any = multiprocessing.get_context(method)  # typeshed gives BaseContext, which lacks Process
         process = context.Process(target=worker_main, args=(child, os.getpid()), daemon=True)
         process.start()
         child.close()

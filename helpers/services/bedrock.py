@@ -38,6 +38,8 @@ from botocore.config import Config
 from strands import ModelRetryStrategy
 from strands.models import BedrockModel
 
+from helpers.errors import EvalError
+
 MODEL_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
 DEFAULT_REGION = "us-east-1"
 SERVICE = "Amazon Bedrock"
@@ -70,7 +72,7 @@ _SETTING_OF = {
 }
 
 
-class CredentialsError(RuntimeError):
+class CredentialsError(EvalError, RuntimeError):
     """AWS credentials do not resolve; the message names the profile, the setting and the fix."""
 
 

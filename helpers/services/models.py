@@ -13,11 +13,12 @@ from typing import Any
 
 from strands.models import Model
 
+from helpers.errors import EvalError
 from helpers.exchanges.provenance import describe_model, is_local
 from helpers.harness.schema import SchemaError, import_object
 
 
-class ModelFactoryError(ValueError):
+class ModelFactoryError(EvalError, ValueError):
     """The `--model` factory does not load, raises, or returns something that is not a Strands Model."""
 
 

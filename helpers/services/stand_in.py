@@ -1,6 +1,6 @@
 """A stand-in for Bedrock's ConverseStream on 127.0.0.1 that answers from a predictions file, not a model.
 
-`python -m helpers.stand_in` starts it (see that command); `record --model helpers.stand_in:model`
+`python -m helpers.commands.stand_in` starts it (see that command); `record --model helpers.services.stand_in:model`
 points the real `BedrockModel` at it, so the whole record, replay, score loop can be tried on
 one's own cases with no cloud account. It speaks the real wire protocol:
 `POST /model/{modelId}/converse-stream` answers `application/vnd.amazon.eventstream`, AWS
@@ -36,6 +36,8 @@ from helpers.exchanges.provenance import STAND_IN_FIELD
 STRING = 7  # the event-stream header value type for a UTF-8 string
 CHUNK = 23  # characters per streamed tool-input fragment, so fragments end mid-token as Bedrock's do
 MODEL_ID = "local-stand-in"
+DEFAULT_URL = "http://127.0.0.1:8765"  # where `eval-stand-in` listens by default
+URL_VARIABLE = "EVAL_STAND_IN_URL"
 
 
 def encode_message(headers: dict[str, str], payload: bytes) -> bytes:
@@ -228,3 +230,10 @@ def stand_in_model(url: str) -> Any:
     return BedrockModel(
         boto_session=session, boto_client_config=config, endpoint_url=url, model_id=MODEL_ID, temperature=0.0
     )
+
+
+def model() -> Any:
+    """The `--model` factory for `record`: the real BedrockModel pointed at the stand-in at `EVAL_STAND_IN_URL`."""
+    import os
+
+    return stand_in_model(os.environ.get(URL_VARIABLE, DEFAULT_URL))

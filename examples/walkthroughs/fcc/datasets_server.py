@@ -42,6 +42,7 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import MaxRetryError, ProtocolError
 from urllib3.util.retry import Retry
 
+from helpers.errors import EvalError
 from helpers.files import write_text_atomically
 from helpers.formats import json as strict_json
 from helpers.formats.errors import FormatError
@@ -74,7 +75,7 @@ def is_retried(status: int) -> bool:
     return status == 429 or status >= 500
 
 
-class DatasetsServerError(RuntimeError):
+class DatasetsServerError(EvalError, RuntimeError):
     """The service answered with an error payload, a malformed page, too much, or not at all."""
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 from strands_evals import Case
 
+from helpers.errors import EvalError
 from helpers.files import DATA_DIR
 from walkthroughs.fcc.datasets_server import (
     SERVICE,
@@ -48,7 +49,7 @@ DOCUMENT_COUNT = 5
 MAX_LINE_ITEMS = 12
 
 
-class LabelError(ValueError):
+class LabelError(EvalError, ValueError):
     """A row's verified label is missing or does not validate as `FccInvoice`."""
 
 

@@ -4,8 +4,8 @@
 
 1. The refresh: downloads the five documents from the Hugging Face datasets server and stages
    the new snapshot and its case file (`name`, `input`, `expected_output`, `metadata` per line).
-2. The recording: the general recorder (`helpers.record.record_cases`, the code behind
-   `python -m helpers.record`) runs `walkthroughs.fcc.task:extract` live on every case, into
+2. The recording: the general recorder (`helpers.commands.record.record_cases`, the code behind
+   `python -m helpers.commands.record`) runs `walkthroughs.fcc.task:extract` live on every case, into
    a staging cassette folder.
 3. Only when every document succeeded: `data/fcc/snapshot.json`, `data/fcc/cases.jsonl` and the
    five exchanges are switched in together (all or none), and the exchanges of documents no
@@ -13,17 +13,10 @@
    the same step. Any other file in the exchanges folder is left alone and mentioned.
 
 On any failure nothing in `data/` changes. The cassettes alone can be re-recorded against the
-committed snapshot with `python -m helpers.record --schema walkthroughs.fcc.schema:FccInvoice
+committed snapshot with `python -m helpers.commands.record --schema walkthroughs.fcc.schema:FccInvoice
 --cases data/fcc/cases.jsonl --task walkthroughs.fcc.task:extract --cassettes data/exchanges/fcc`.
 
-Exit codes (those of `python -m helpers.record`):
-  0  recorded; the payloads and what changed are printed for review
-  1  a dependency is missing
-  2  bad input or a failed live call: a flag out of range or a malformed --base-url, no
-     credentials (set AWS_PROFILE), no model access, wrong region, the datasets server
-     unreachable, answering an error or a malformed page, too few usable documents, two ids that
-     would share a file, a write that failed, or any runtime error
-  3  the model never called the structured-output tool for a document
+Exit codes: `helpers.commands.exits` (those of `python -m helpers.commands.record`, printed by --help).
 """
 
 from __future__ import annotations
@@ -40,14 +33,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+from helpers.commands import exits
 from helpers.files import staging_folder
 
-# The values of helpers.record (a test checks they agree), repeated here because the dependency
+# The values of helpers.commands.record (a test checks they agree), repeated here because the dependency
 # check must run before anything that imports strands.
-EXIT_OK = 0
-EXIT_MISSING_DEPENDENCY = 1
-EXIT_AGENT_FAILED = 2
-EXIT_NO_STRUCTURED_OUTPUT = 3
+EXIT_OK = exits.OK
+EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
+EXIT_AGENT_FAILED = exits.BAD_INPUT
+EXIT_NO_STRUCTURED_OUTPUT = exits.NO_STRUCTURED_OUTPUT
 REQUIRED_MODULES = ("boto3", "requests", "strands", "stickler")
 NOTHING_WRITTEN = "Nothing was written; the snapshot, the case file and the exchanges are unchanged."
 STAGING_PREFIX = "record-fcc-"
@@ -78,6 +72,10 @@ def main(
     """Run the refresh and the recording; returns the exit code. `model_factory` replaces Bedrock in tests."""
     out = out or sys.stdout
     args = _parser().parse_args(argv)
+    return exits.run(lambda: _main(args, model_factory, out), err=out)
+
+
+def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out: TextIO) -> int:
     try:
         for name in REQUIRED_MODULES:
             _require(name, out)
@@ -150,6 +148,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="python -m walkthroughs.fcc.record",
         description=__doc__,
+        epilog=exits.epilog("fcc-record"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -181,12 +180,10 @@ class _Targets:
 
 
 def _require(name: str, out: TextIO) -> None:
-    from helpers.record import REINSTALL
-
     try:
         importlib.import_module(name)
     except ImportError as exc:
-        print(f"Missing dependency: {name} ({exc}). {REINSTALL}", file=out)
+        print(f"{exits.missing_dependency(name)} ({exc})", file=out)
         raise _Stop(EXIT_MISSING_DEPENDENCY) from exc
 
 
@@ -249,9 +246,9 @@ def _record(source: Any, model: Any, model_id: str, staging: Path, targets: _Tar
     The current exchanges are copied into the staging cassette folder first, so the recorder's
     review prints what changed from them.
     """
+    from helpers.commands.record import record_cases
     from helpers.exchanges.fixtures import exchange_text
     from helpers.harness.cases import CaseFileError, load_cases
-    from helpers.record import record_cases
     from walkthroughs.fcc.cassettes import DOCUMENT_KEY, exchange_paths
     from walkthroughs.fcc.documents import RECORD_COMMAND
     from walkthroughs.fcc.refresh import stage_refresh

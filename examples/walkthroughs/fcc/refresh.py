@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers.errors import EvalError
 from helpers.files import write_text_atomically
 from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_paths
 from walkthroughs.fcc.datasets_server import DatasetsServerClient
@@ -25,7 +26,7 @@ from walkthroughs.fcc.documents import (
 )
 
 
-class RefreshError(RuntimeError):
+class RefreshError(EvalError, RuntimeError):
     """The download worked, but its documents cannot make a recording; the message says why."""
 
     def __init__(self, message: str, source: FccSource):

@@ -1,13 +1,8 @@
-"""`python -m helpers.compare OLD NEW [--gate RULE ...]` (also installed as `eval-compare`).
+"""`python -m helpers.commands.compare OLD NEW [--gate RULE ...]` (also installed as `eval-compare`).
 
 Compares two saved runs (saved reports, or compact per-document results files) over the cases
-they share, prints the tables, and applies the gates. Exit codes:
-
-    0  every gate passed (or no gate was given)
-    1  a gate failed
-    2  bad input: an argument out of range, a malformed rule, a missing, foreign or malformed
-       file (the message names the file, the case and the field), nothing to pair
-    3  an internal error: a bug in this command, never a gate result
+they share, prints the tables, and applies the gates. Exit codes: `helpers.commands.exits`
+(printed by --help).
 
 Arguments are parsed and range-checked, rules parsed and files found before numpy, pandas or
 stickler are imported, so `--help` and every such error answer at once.
@@ -16,12 +11,12 @@ stickler are imported, so `--help` and every such error answer at once.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from helpers.commands import exits
 from helpers.compare.gates import GateError, GateResult, gates_table, interval_note, parse_gate
 from helpers.compare.params import (
     CONFIDENCE,
@@ -42,18 +37,16 @@ if TYPE_CHECKING:
 
     from helpers.compare.runs import Comparison
 
-EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = exits.OK, exits.GATE_FAILED, exits.BAD_INPUT, exits.INTERNAL
 
 
 def parser() -> argparse.ArgumentParser:
     """The command's arguments; argparse itself exits 2 on a missing or malformed one."""
     parser = argparse.ArgumentParser(
-        prog="python -m helpers.compare",
+        prog="python -m helpers.commands.compare",
         description="Compare two saved StructuredOutputReport runs and gate on the result.",
-        epilog=(
-            "exit codes: 0 every gate passed, 1 a gate failed, 2 bad input (arguments, rules or files), "
-            "3 an internal error (a bug, never a gate result)"
-        ),
+        epilog=exits.epilog("compare"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "old",
@@ -104,7 +97,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Compare two saved runs; 0 when every gate passes, 1 when one fails, 2 on bad input, 3 on a bug."""
     try:
-        return _main(argv)
+        return exits.run(lambda: _main(argv), err=sys.stderr)
     except SystemExit as exit_:  # argparse: --help (0) or a malformed argument (2)
         return exit_.code if isinstance(exit_.code, int) else EXIT_BAD_INPUT
 
@@ -137,6 +130,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _refuse(exc)
     try:
         return _compare(args, gates)
+    except BrokenPipeError:  # `| head`: exits.run ends it quietly, it is not bad input
+        raise
     except (OSError, ValueError, RecursionError, MemoryError) as exc:  # a foreign or malformed file, nothing to pair
         return _refuse(exc)
     except Exception as exc:  # noqa: BLE001 (anything else is a bug, and must not read as a failed gate)
@@ -197,11 +192,8 @@ def _save(
 
 
 def _show(text: str) -> None:
-    """Print the tables; a reader that stops early (`| head`) does not turn the gates' verdict into an error."""
-    try:
-        print(text, flush=True)
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush cannot fail again
+    """Print the tables; a reader that stops early (`| head`) ends the command with `exits.BROKEN_PIPE`."""
+    print(text, flush=True)
 
 
 def report_text(

@@ -1,7 +1,8 @@
 """Score your agent's structured output field by field, and save the run for `compare`.
 
-    python -m helpers.score --schema M:Class --cases CASES.jsonl --predictions PREDICTIONS.jsonl --out RUN.json
-    python -m helpers.score --schema M:Class --cases CASES.jsonl --task M:function --cassettes DIR --out RUN.json
+    python -m helpers.commands.score --schema M:Class --cases CASES.jsonl --predictions PREDICTIONS.jsonl --out RUN.json
+    python -m helpers.commands.score --schema M:Class --cases CASES.jsonl --task M:function --cassettes DIR \\
+        --out RUN.json
 
 Each case's `expected_output` is compared with its output by Strands Evals'
 `StructuredOutputSimilarity(schema)` in one `Experiment(..., report_cls=StructuredOutputReport)`.
@@ -27,37 +28,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from helpers import outputs
+from helpers.commands import exits
+from helpers.errors import EvalError
 from helpers.files import WriteError, one_step
-from helpers.record import REINSTALL  # standard library only at import, as below
 from helpers.scale import command as scale  # standard library only at import: --help stays fast
 
 if TYPE_CHECKING:
     from strands.models import Model
 
-EXIT_CODES = """\
-Exit codes:
-  0  scored: the report was written to --out and/or the results file to --results, the tables printed
-  1  a dependency is missing: reinstall the project (`pip install .` from its checkout, `make setup`
-     in the repository; for --cluster: pip install '.[cluster]')
-  2  bad input: a file, schema, task or cassette that does not load (the message names the
-     file, the line or case, and the fix), a replay that does not match its cassette, a task
-     that raised, or a Dask scheduler that does not answer; nothing was written
-  141  standard output was closed early (`score ... | head`): the command stopped quietly
-"""
-EXIT_OK = 0
-EXIT_MISSING_DEPENDENCY = 1
-EXIT_BAD_INPUT = 2
-EXIT_BROKEN_PIPE = 128 + 13  # killed by SIGPIPE, as `cat` or `grep` report it
+EXIT_CODES = exits.epilog("score")
+EXIT_OK = exits.OK
+EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
+EXIT_BAD_INPUT = exits.BAD_INPUT
+EXIT_BROKEN_PIPE = exits.BROKEN_PIPE
 MODE_VARIABLE = "EVAL_NOTEBOOKS_MODE"  # helpers.mode.ENV_VAR, which tests set to replay
 
 
-class BadInput(Exception):
+class BadInput(EvalError, ValueError):
     """Ends the command with exit 2; the message is the one paragraph the user sees."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m helpers.score",
+        prog="python -m helpers.commands.score",
         description=__doc__.split("\n\n")[0].strip(),
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -90,14 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
-    """Run the command; returns the exit code."""
-    try:
-        return _main(argv, out or sys.stdout)
-    except BrokenPipeError:
-        # `score ... | head` closed the pipe: stop quietly, as Unix tools do, and point stdout at
-        # /dev/null so Python's own flush at exit does not raise the same error again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_BROKEN_PIPE
+    """Run the command; returns the exit code (`exits.run`: a closed pipe, Ctrl-C, a missing library)."""
+    out = out or sys.stdout
+    return exits.run(lambda: _main(argv, out), err=out, extra="cluster")
 
 
 def _main(argv: list[str] | None, out: TextIO) -> int:
@@ -116,9 +104,6 @@ def _main(argv: list[str] | None, out: TextIO) -> int:
     except WriteError as exc:  # the old file is whole and no temporary file is left
         print(f"{exc}. Nothing was written.", file=out)
         return EXIT_BAD_INPUT
-    except ImportError as exc:
-        print(f"Missing dependency: {exc.name or exc}. {REINSTALL}", file=out)
-        return EXIT_MISSING_DEPENDENCY
     except scale.engine_errors() as exc:
         print(f"{exc}. Nothing was written.", file=out)
         return EXIT_MISSING_DEPENDENCY if exc.missing else EXIT_BAD_INPUT
@@ -153,7 +138,7 @@ def check_arguments(args: argparse.Namespace) -> str | None:
                 raise BadInput("--task in replay mode needs --cassettes DIR, the folder its exchanges are in.")
             if not args.cassettes.is_dir():
                 raise BadInput(
-                    f"--cassettes {args.cassettes}: no such folder; record it with `python -m helpers.record` "
+                    f"--cassettes {args.cassettes}: no such folder; record it with `python -m helpers.commands.record` "
                     "(same --schema, --cases, --task and --cassettes)."
                 )
     for option, path in _outputs(args).items():
@@ -212,9 +197,9 @@ def agent_task(
     """
     from strands_evals import eval_task
 
+    from helpers.commands.record import record_command
     from helpers.exchanges.cassettes import Cassettes
     from helpers.exchanges.recording import output_problem
-    from helpers.record import record_command
 
     problems: list[tuple[str, str]] = []  # (case name, what went wrong)
     models: dict[str, Callable[[], Model]]  # a fresh model per case

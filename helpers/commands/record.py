@@ -1,6 +1,6 @@
 """Record your agent's exchanges into a cassette folder, live, one exchange file per case.
 
-    python -m helpers.record --schema M:Class --cases CASES.jsonl --task M:function --cassettes DIR \
+    python -m helpers.commands.record --schema M:Class --cases CASES.jsonl --task M:function --cassettes DIR \
         [--only NAME ...] [--model M:function] [--match-on PART,...] [--max-calls N]
 
 Runs `task(case, model)` for each case (or each `--only` case) with a recording wrapper around
@@ -26,27 +26,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-# What every command prints when a dependency is missing; pip users have no `make`.
-REINSTALL = "Reinstall the project: `pip install .` from its checkout (`make setup` in the repository)."
-EXIT_CODES = """\
-Exit codes:
-  0  recorded: each case's cassette was replaced atomically (hand_authored false, recording
-     time set); the payload and what changed from the previous cassette are printed for review
-  1  a dependency is missing (strands-agents, boto3): reinstall the project (`pip install .` from
-     its checkout, `make setup` in the repository)
-  2  bad input (a case file, schema, task, --model factory or --only name that does not load, a
-     task that returns something other than the structured output), or the agent call failed:
-     bad or absent credentials, no model access, wrong region, or any runtime error; the
-     exception type and message are printed
-  3  the model never produced the structured output for a case (no call of the structured-output
-     tool, no JSON answer), or it used up --max-calls model calls trying
-Each case is written only after it succeeded; a failed case leaves its cassette byte for byte
-as it was, and no other file is touched.
-"""
-# The values in helpers.exchanges.recording, which cannot be imported before the dependency check.
-EXIT_OK = 0
-EXIT_MISSING_DEPENDENCY = 1
-EXIT_BAD_INPUT = 2
+from helpers.commands import exits
+
+EXIT_CODES = exits.epilog(
+    "record",
+    "Each case is written only after it succeeded; a failed case leaves its cassette byte for byte\n"
+    "as it was, and no other file is touched.",
+)
+EXIT_OK = exits.OK
+EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
+EXIT_BAD_INPUT = exits.BAD_INPUT
 # helpers.exchanges.calls.DEFAULT_MATCH_ON and MATCH_PARTS, and recording.DEFAULT_MAX_CALLS (a test checks they agree).
 DEFAULT_MATCH_ON = ("system", "tools", "tool_choice", "output_schema", "messages")
 MATCH_PARTS = ("system", "tools", "tool_choice", "output_schema", "messages", "user_text")
@@ -67,7 +56,7 @@ def missing_dependencies() -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m helpers.record",
+        prog="python -m helpers.commands.record",
         description=__doc__.split("\n\n")[0].strip(),
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -194,6 +183,10 @@ def main(
     """Run the command; returns the exit code. `model_factory` replaces Bedrock in tests."""
     out = out or sys.stdout
     args = build_parser().parse_args(argv)
+    return exits.run(lambda: _main(args, model_factory, out), err=out)
+
+
+def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out: TextIO) -> int:
     if not args.cases.is_file():
         print(f"{args.cases}: no case file here (check --cases). Nothing was written.", file=out)
         return EXIT_BAD_INPUT
@@ -203,7 +196,7 @@ def main(
         return EXIT_BAD_INPUT
     missing = missing_dependencies()
     if missing:
-        print(f"Missing dependency: {', '.join(missing)}. {REINSTALL}", file=out)
+        print(exits.missing_dependency(", ".join(missing)), file=out)
         return EXIT_MISSING_DEPENDENCY
     from helpers.harness.cases import CaseFileError, load_cases
     from helpers.harness.schema import SchemaError, load_schema, load_task
@@ -274,7 +267,7 @@ def _option_problem(args: argparse.Namespace) -> str | None:
 
 def record_command(schema: str, cases: Path | str, task: str, cassettes: Path | str, model: str | None = None) -> str:
     """The command that records this cassette folder, for provenance notes and replay errors."""
-    parts = ["python", "-m", "helpers.record", "--schema", schema, "--cases", str(cases)]
+    parts = ["python", "-m", "helpers.commands.record", "--schema", schema, "--cases", str(cases)]
     parts += ["--task", task, "--cassettes", str(cassettes)]
     if model is not None:
         parts += ["--model", model]

@@ -1,15 +1,9 @@
-"""`python -m helpers.report RUN.json [--against OLD.json --gate RULE ...]` (also `eval-report`).
+"""`python -m helpers.commands.report RUN.json [--against OLD.json --gate RULE ...]` (also `eval-report`).
 
 Writes one self-contained HTML file (no network, no server: a CI artifact to open) with the
 per-field table, the interval chart of a comparison, the gates, the failures by kind and each
 document's leaf diff, and prints a short Markdown summary (also written with `--summary`), for a
-CI job's summary page. Exit codes:
-
-    0  written; every gate passed (or none was given)
-    1  written; a gate failed
-    2  bad input: an argument, a rule, a missing or malformed file, a schema that does not import;
-       nothing was written
-    3  an internal error: a bug in this command, never a gate result
+CI job's summary page. Exit codes: `helpers.commands.exits` (printed by --help).
 
 Arguments, rules and files are checked before pandas, matplotlib or stickler are imported.
 """
@@ -21,19 +15,20 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from helpers.commands import exits
 from helpers.compare.gates import GateError, parse_gate
 from helpers.compare.params import RESAMPLES, SEED, check_resamples, check_seed
 from helpers.outputs import OutputError, check_output, refuse_overlap
 
-EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = exits.OK, exits.GATE_FAILED, exits.BAD_INPUT, exits.INTERNAL
 
 
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m helpers.report",
+        prog="python -m helpers.commands.report",
         description="Write one self-contained HTML report of a run, and print a Markdown summary.",
-        epilog="exit codes: 0 written and every gate passed, 1 written and a gate failed, 2 bad input, "
-        "3 internal error",
+        epilog=exits.epilog("report"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "run", type=Path, help="the run: a saved report (helpers.harness.reports.save_report) or a compact results file"
@@ -64,7 +59,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the report; 0 when every gate passes, 1 when one fails, 2 on bad input, 3 on a bug."""
     try:
-        return _main(argv)
+        return exits.run(lambda: _main(argv), err=sys.stderr)
     except SystemExit as exit_:  # argparse: --help (0) or a malformed argument (2)
         return exit_.code if isinstance(exit_.code, int) else EXIT_BAD_INPUT
 
@@ -105,6 +100,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _refuse(exc)
     try:
         return _write(args, gates, out)
+    except BrokenPipeError:  # `| head`: exits.run ends it quietly, it is not bad input
+        raise
     except (OSError, ValueError, ImportError) as exc:  # a foreign or malformed file, a schema that does not load
         return _refuse(exc)
     except Exception as exc:  # noqa: BLE001 (anything else is a bug, and must not read as a failed gate)

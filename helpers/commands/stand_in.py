@@ -1,12 +1,12 @@
 """Start a local stand-in for Bedrock that answers your cases from a predictions file, to try recording with no cloud.
 
-    python -m helpers.stand_in --schema M:Class --cases CASES.jsonl --predictions PREDICTIONS.jsonl \\
+    python -m helpers.commands.stand_in --schema M:Class --cases CASES.jsonl --predictions PREDICTIONS.jsonl \\
         [--tool-calls CALLS.jsonl] [--port 8765]
 
 Then, from another terminal in the same folder, record through the real `BedrockModel` client:
 
-    EVAL_STAND_IN_URL=http://127.0.0.1:8765 python -m helpers.record --schema M:Class --cases CASES.jsonl \\
-        --task M:function --cassettes DIR --model helpers.stand_in:model
+    EVAL_STAND_IN_URL=http://127.0.0.1:8765 python -m helpers.commands.record --schema M:Class --cases CASES.jsonl \\
+        --task M:function --cassettes DIR --model helpers.services.stand_in:model
 
 The stand-in listens on 127.0.0.1 only and speaks Bedrock's ConverseStream wire protocol
 (`helpers.services.stand_in`). It answers each case with its line of the predictions file (the
@@ -14,27 +14,27 @@ format `score --predictions` reads) as a call of the structured-output tool; a c
 `--tool-calls` (`{"name": case, "calls": [{"name": tool, "input": {...}}]}` per line) first calls
 those tools of your agent, all in one message, so a task with tools records several turns.
 Cassettes recorded this way say so (`provenance.stand_in` and the endpoint), and `score` and the
-notebooks never count them as recorded from a model. Stop it with Ctrl-C. Exit codes: 0 stopped,
-1 a dependency is missing, 2 bad input (a file or schema that does not load, a port in use).
+notebooks never count them as recorded from a model. Stop it with Ctrl-C. Exit codes: see --help
+(`helpers.commands.exits`).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-DEFAULT_URL = "http://127.0.0.1:8765"
-URL_VARIABLE = "EVAL_STAND_IN_URL"
+from helpers.commands import exits
+
+URL_VARIABLE = "EVAL_STAND_IN_URL"  # helpers.services.stand_in's, without importing it for --help
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m helpers.stand_in",
+        prog="python -m helpers.commands.stand_in",
         description=__doc__.split("\n\n")[0].strip(),
-        epilog="\n\n".join(__doc__.split("\n\n")[2:4]).strip(),
+        epilog="\n\n".join(__doc__.split("\n\n")[2:4]).strip() + "\n\n" + exits.epilog("stand-in"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--schema", required=True, help="the output model, as module:Class")
@@ -49,21 +49,21 @@ def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
     """Run the command; returns the exit code once the server is stopped."""
     out = out or sys.stdout
     args = build_parser().parse_args(argv)
+    return exits.run(lambda: _serve(args, out), err=out)
+
+
+def _serve(args: argparse.Namespace, out: TextIO) -> int:
     try:
         stand_in = build(args)
-    except ImportError as exc:
-        from helpers.record import REINSTALL
-
-        print(f"Missing dependency: {exc.name or exc}. {REINSTALL}", file=out)
-        return 1
     except (ValueError, OSError) as exc:
         print(f"{exc}. The stand-in did not start.", file=out)
-        return 2
+        return exits.BAD_INPUT
     print(
         f"Stand-in for Bedrock ConverseStream at {stand_in.url}, answering {len(stand_in.predictions)} case(s) "
         f"from {args.predictions}; no model is called.\nRecord against it from another terminal:\n"
-        f"  {URL_VARIABLE}={stand_in.url} python -m helpers.record --schema {args.schema} --cases {args.cases} "
-        "--task YOUR_MODULE:task --cassettes DIR --model helpers.stand_in:model\nStop it with Ctrl-C.",
+        f"  {URL_VARIABLE}={stand_in.url} python -m helpers.commands.record --schema {args.schema} "
+        f"--cases {args.cases} "
+        "--task YOUR_MODULE:task --cassettes DIR --model helpers.services.stand_in:model\nStop it with Ctrl-C.",
         file=out,
         flush=True,
     )
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
         pass
     finally:
         stand_in.server.server_close()
-    return 0
+    return exits.OK
 
 
 def build(args: argparse.Namespace) -> Any:
@@ -96,13 +96,6 @@ def build(args: argparse.Namespace) -> Any:
         tool_calls=tool_calls,
         port=args.port,
     )
-
-
-def model() -> Any:
-    """The `--model` factory for `record`: the real BedrockModel pointed at the stand-in at `EVAL_STAND_IN_URL`."""
-    from helpers.services.stand_in import stand_in_model
-
-    return stand_in_model(os.environ.get(URL_VARIABLE, DEFAULT_URL))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,180 @@
+"""The commands' one exit-code table, their one error wrapper, and the one missing-dependency message.
+
+Every command documents its codes from `TABLE` (rendered into its `--help` by `epilog`) and runs
+its body through `run`, so a message written for the user (`helpers.errors.EvalError`), a closed
+pipe (`score ... | head`), Ctrl-C and a missing library end the same way in each. Standard
+library only: each command imports this before parsing its arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from collections.abc import Callable
+from typing import TextIO
+
+from helpers.errors import EvalError
+
+OK = 0
+MISSING_DEPENDENCY = 1  # score, record, stand-in: a library does not import
+GATE_FAILED = 1  # compare, report: the run was read and a gate failed
+BAD_INPUT = 2  # every command: an argument, a file, a schema, a task or a live call that failed
+NO_STRUCTURED_OUTPUT = 3  # record: the model never produced the structured output
+INTERNAL = 3  # compare, report: a bug, never a gate result
+INTERRUPTED = 128 + 2  # Ctrl-C (SIGINT), as a shell reports it
+BROKEN_PIPE = 128 + 13  # standard output closed early (SIGPIPE), as `cat` or `grep` report it
+
+# What a pip user and a repository user each run; the exit-code help names both.
+INSTALL = "`pip install .` from the project's checkout (in the repository: `make setup`)"
+_MISSING = f"a dependency is missing: the message names it and its install line, {INSTALL}"
+_BAD = "bad input: the message names the file, the line or case, the field and the fix"
+_COMMON = [
+    (INTERRUPTED, "interrupted (Ctrl-C)"),
+    (BROKEN_PIPE, "standard output was closed early (`... | head`): the command stopped quietly"),
+]
+
+# Each command's codes, in the order its --help lists them.
+TABLE: dict[str, list[tuple[int, str]]] = {
+    "score": [
+        (OK, "scored: the report was written to --out and/or the results file to --results, the tables printed"),
+        (MISSING_DEPENDENCY, f"{_MISSING}; for --cluster: pip install '.[cluster]'"),
+        (
+            BAD_INPUT,
+            f"{_BAD}: a file, schema, task or cassette that does not load, a replay that does not match its "
+            "cassette, a task that raised, or a Dask scheduler that does not answer; nothing was written",
+        ),
+    ],
+    "record": [
+        (
+            OK,
+            "recorded: each case's cassette was replaced atomically (hand_authored false, recording time set); "
+            "the payload and what changed from the previous cassette are printed for review",
+        ),
+        (MISSING_DEPENDENCY, f"{_MISSING} (strands-agents, boto3)"),
+        (
+            BAD_INPUT,
+            f"{_BAD} (a case file, schema, task, --model factory or --only name that does not load, a task that "
+            "returns something other than the structured output), or the agent call failed: bad or absent "
+            "credentials, no model access, wrong region, or any runtime error; the exception type and message "
+            "are printed",
+        ),
+        (
+            NO_STRUCTURED_OUTPUT,
+            "the model never produced the structured output for a case (no call of the structured-output tool, "
+            "no JSON answer), or it used up --max-calls model calls trying",
+        ),
+    ],
+    "compare": [
+        (OK, "every gate passed (or no gate was given)"),
+        (GATE_FAILED, "a gate failed"),
+        (
+            BAD_INPUT,
+            f"{_BAD}: an argument out of range, a malformed rule, a missing, foreign or malformed file, "
+            "nothing to pair",
+        ),
+        (INTERNAL, "an internal error: a bug in this command, never a gate result"),
+    ],
+    "report": [
+        (OK, "written; every gate passed (or none was given)"),
+        (GATE_FAILED, "written; a gate failed"),
+        (
+            BAD_INPUT,
+            f"{_BAD}: an argument, a rule, a missing or malformed file, a schema that does not import, or the "
+            "report extra missing (pip install '.[report]'); nothing was written",
+        ),
+        (INTERNAL, "an internal error: a bug in this command, never a gate result"),
+    ],
+    "power": [
+        (OK, "estimated"),
+        (BAD_INPUT, f"{_BAD}: an argument out of range, a missing or malformed file, a target the baseline lacks"),
+        (INTERNAL, "an internal error: a bug in this command"),
+    ],
+    "stand-in": [
+        (OK, "stopped (Ctrl-C)"),
+        (MISSING_DEPENDENCY, _MISSING),
+        (BAD_INPUT, f"{_BAD}: a file or schema that does not load, a port in use; the stand-in did not start"),
+    ],
+    "fcc-record": [
+        (OK, "recorded; the payloads and what changed are printed for review"),
+        (MISSING_DEPENDENCY, _MISSING),
+        (
+            BAD_INPUT,
+            "bad input or a failed live call: a flag out of range or a malformed --base-url, no credentials (set "
+            "AWS_PROFILE), no model access, wrong region, the datasets server unreachable, answering an error or "
+            "a malformed page, too few usable documents, two ids that would share a file, a write that failed, or "
+            "any runtime error",
+        ),
+        (NO_STRUCTURED_OUTPUT, "the model never called the structured-output tool for a document"),
+    ],
+}
+
+
+def epilog(command: str, note: str = "") -> str:
+    """The `Exit codes:` block of a command's --help, from `TABLE` (`note`: a closing paragraph)."""
+    lines = ["Exit codes:"]
+    for code, meaning in [*TABLE[command], *_COMMON]:
+        lines.append(textwrap.fill(meaning, 100, initial_indent=f"  {code}  ", subsequent_indent=" " * 5))
+    return "\n".join(lines) + (f"\n{note}" if note else "") + "\n"
+
+
+def missing_dependency(name: str | None, extra: str | None = None, what: str = "") -> str:
+    """The one message for a library that does not import: which one, and the line that installs it.
+
+    `extra` names the optional extra that brings it (`report`, `notebooks`, `cluster`) and `what`
+    what it is for; without an extra the library is a dependency of the package itself.
+    """
+    name = name or "a library"
+    if extra is None:
+        return f"Missing dependency: {name}. Install the project with {INSTALL}."
+    return (
+        f"Missing dependency: {name}: {what or 'this'} come with the {extra} extra, `pip install '.[{extra}]'` "
+        "from the project's checkout (in the repository: `make setup` installs it)."
+    )
+
+
+class MissingDependency(EvalError, ModuleNotFoundError):
+    """A library of the package or of an extra does not import; the message says what to install."""
+
+    def __init__(self, name: str | None, extra: str | None = None, what: str = "") -> None:
+        super().__init__(missing_dependency(name, extra, what), name=name)
+
+
+def code_of(exc: BaseException) -> int:
+    """The exit code of an error the wrapper catches: a missing library, else bad input."""
+    if isinstance(exc, ImportError) or getattr(exc, "missing", False):
+        return MISSING_DEPENDENCY
+    return BAD_INPUT
+
+
+def run(body: Callable[[], int], *, err: TextIO | None = None, extra: str | None = None) -> int:
+    """Run a command's body and return its exit code, ending every command's errors the same way.
+
+    - an `EvalError` (its message already names the file, the field and the fix) is printed to
+      `err` and ends with `code_of` it; any other missing library prints `missing_dependency`
+      (naming `extra`, the extra the command's optional parts come with) and ends with 1;
+    - a closed standard output (`| head`) stops quietly with `BROKEN_PIPE`, and standard output
+      is pointed at /dev/null so Python's own flush at exit cannot raise the same error again;
+    - Ctrl-C ends with `INTERRUPTED` and one line, not a traceback.
+    """
+    try:
+        return body()
+    except BrokenPipeError:
+        _silence_stdout()
+        return BROKEN_PIPE
+    except KeyboardInterrupt:
+        print("Interrupted.", file=err or sys.stderr)
+        return INTERRUPTED
+    except EvalError as exc:
+        print(str(exc), file=err or sys.stdout)
+        return code_of(exc)
+    except ImportError as exc:
+        print(missing_dependency(exc.name or str(exc), extra), file=err or sys.stdout)
+        return MISSING_DEPENDENCY
+
+
+def _silence_stdout() -> None:
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture): nothing to flush
+        pass

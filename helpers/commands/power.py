@@ -1,0 +1,130 @@
+"""`python -m helpers.commands.power BASELINE --target FIELD.METRIC [--change -0.02]` (also `eval-power`).
+
+How many documents a gate needs, estimated from a baseline run by `helpers.compare.power`. Only
+the standard library is imported before the arguments are parsed, so `--help` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from helpers.commands import exits
+
+if TYPE_CHECKING:
+    from helpers.compare.power import Baseline
+
+from helpers.compare.params import INTERVAL_MODES, JOINT, POWER
+from helpers.compare.params import POWER_RESAMPLES as RESAMPLES
+from helpers.compare.params import POWER_SIMULATIONS as SIMULATIONS
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.commands.power",
+        description="From a baseline run: the smallest regression a gate would catch, and the documents needed.",
+        epilog=exits.epilog("power"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("baseline", type=Path, help="a saved report or compact results file")
+    parser.add_argument("--target", required=True, help="FIELD.METRIC the gate reads, e.g. invoice_date.f1")
+    parser.add_argument("--change", type=float, help="also: documents needed to catch this drop (e.g. -0.02)")
+    parser.add_argument("--power", type=float, default=POWER, help="share of regressions caught (default %(default)s)")
+    parser.add_argument("--intervals", choices=INTERVAL_MODES, default=JOINT, help="as for compare (default joint)")
+    parser.add_argument("--seed", type=int, default=0, help="simulation seed (default %(default)s)")
+    parser.add_argument(
+        "--simulations", type=int, default=SIMULATIONS, help="simulated regressions per setting (default %(default)s)"
+    )
+    parser.add_argument(
+        "--resamples", type=int, default=RESAMPLES, help="bootstrap resamples per simulation (default %(default)s)"
+    )
+    return parser
+
+
+def report(baseline: Baseline, change: float | None, power: float, **options) -> str:
+    """What the command prints: the baseline, the smallest change caught, and the documents a named change needs."""
+    from helpers.compare.power import MAX_DOCUMENTS, documents_needed, smallest_change
+
+    size = len(baseline.counts)
+    lines = [
+        f"baseline: {baseline.source}, {size:,} documents; {baseline.target} = {baseline.value():.3f}",
+        f"gate: high(delta({baseline.target})) >= 0, {options.get('intervals', JOINT)} interval, "
+        f"{options.get('simulations', SIMULATIONS)} simulated regressions per setting",
+    ]
+    smallest = smallest_change(baseline, power=power, **options)
+    if smallest.power >= power:
+        lines.append(
+            f"smallest drop caught with {power:.0%} power at {size:,} documents: {-smallest.change:.3f} "
+            f"(each correct value broken with chance {smallest.rate:.2f})"
+        )
+    else:
+        lines.append(
+            f"no drop is caught with {power:.0%} power at {size:,} documents: breaking every correct value is caught "
+            f"{smallest.power:.0%} of the time"
+        )
+    if change is not None:
+        needed = documents_needed(baseline, change, power=power, **options)
+        if needed is None:
+            lines.append(
+                f"a drop of {-change:.3f}: not caught with {power:.0%} power within {MAX_DOCUMENTS:,} documents"
+            )
+        else:
+            lines.append(
+                f"documents needed to catch a drop of {-change:.3f} with {power:.0%} power: about {needed.documents:,} "
+                f"(power {needed.power:.0%} there)"
+            )
+    lines.append("best case: the simulated candidate differs only by the regression; real runs need more")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Estimate from the baseline; 0 estimated, 2 on bad input, 3 on a bug (`exits.TABLE["power"]`)."""
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else exits.BAD_INPUT
+    return exits.run(lambda: _main(args), err=sys.stderr)
+
+
+def _main(args: argparse.Namespace) -> int:
+    from helpers.compare.power import Baseline
+
+    problem = next(
+        (
+            message
+            for bad, message in (
+                (not 0 < args.power < 1, f"--power must be between 0 and 1; got {args.power}"),
+                (not 10 <= args.simulations <= 10_000, f"--simulations must be 10 to 10,000; got {args.simulations}"),
+                (not 2 <= args.resamples <= 10_000, f"--resamples must be 2 to 10,000; got {args.resamples}"),
+                (not 0 <= args.seed < 2**63, f"--seed must be a whole number from 0; got {args.seed}"),
+            )
+            if bad
+        ),
+        None,
+    )
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return exits.BAD_INPUT
+    options = {"intervals": args.intervals, "seed": args.seed, "simulations": args.simulations}
+    try:
+        baseline = Baseline.of(args.baseline, args.target)
+        print(report(baseline, args.change, args.power, resamples=args.resamples, **options))
+    except BrokenPipeError:  # `| head`: exits.run ends it quietly
+        raise
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exits.BAD_INPUT
+    except Exception as exc:  # noqa: BLE001 (a bug, reported as one)
+        print(
+            f"error: internal error in helpers.commands.power ({type(exc).__name__}: {exc}); this is a bug",
+            file=sys.stderr,
+        )
+        return exits.INTERNAL
+    return exits.OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

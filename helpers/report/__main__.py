@@ -1,5 +1,0 @@
-import sys
-
-from helpers.report.cli import main
-
-sys.exit(main())

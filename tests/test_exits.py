@@ -1,0 +1,159 @@
+"""The commands' one error wrapper, exit-code table and missing-dependency message (`helpers.commands.exits`)."""
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from helpers.commands import exits
+from helpers.errors import EvalError
+from helpers.files import REPO_ROOT
+from helpers.harness.cases import CaseFileError
+from helpers.render import extra_missing
+
+SAMPLE = REPO_ROOT / "examples" / "your_own_agent"
+SCHEMA = ["--schema", "purchase_order:PurchaseOrder", "--cases", "cases.jsonl"]
+COMMANDS = {
+    "score": "helpers.commands.score",
+    "record": "helpers.commands.record",
+    "compare": "helpers.commands.compare",
+    "report": "helpers.commands.report",
+    "stand-in": "helpers.commands.stand_in",
+    "power": "helpers.commands.power",
+    "fcc-record": "walkthroughs.fcc.record",
+}
+
+pytestmark = pytest.mark.usefixtures("no_network")
+
+
+def command(args, cwd, **options):
+    env = {**os.environ, "EVAL_NOTEBOOKS_MODE": "replay"}
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, env=env, timeout=120, **options)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The sample scored twice from its two hand-authored prediction files: two saved runs to compare."""
+    project = shutil.copytree(
+        SAMPLE, tmp_path_factory.mktemp("exits") / "project", ignore=shutil.ignore_patterns("runs")
+    )
+    for predictions, out in (("baseline_answers.jsonl", "old.json"), ("predictions_v2.jsonl", "new.json")):
+        done = command(
+            ["helpers.commands.score", *SCHEMA, "--predictions", predictions, "--out", out],
+            project,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    return project
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["helpers.commands.compare", "old.json", "new.json", "--gate", "overall >= 0"],
+        ["helpers.commands.report", "new.json", "--out", "page.html"],
+    ],
+    ids=["compare", "report"],
+)
+def test_a_closed_standard_output_ends_compare_and_report_quietly_with_141(runs, args):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the command writes a byte (`... | head -0`)
+    try:
+        done = command(args, runs, stdout=write_end, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+    assert done.returncode == exits.BROKEN_PIPE == 141
+
+
+def test_with_an_open_pipe_the_same_commands_exit_with_their_verdict(runs):
+    done = command(
+        ["helpers.commands.compare", "old.json", "new.json", "--gate", "overall >= 0"], runs, capture_output=True
+    )
+    assert done.returncode == exits.OK, done.stderr
+
+
+def test_an_eval_error_ends_with_its_own_message_and_bad_input():
+    out = io.StringIO()
+
+    def body():
+        raise CaseFileError("cases.jsonl, line 3: field 'name' is missing; give every case a name")
+
+    assert exits.run(body, err=out) == exits.BAD_INPUT == 2
+    assert out.getvalue() == "cases.jsonl, line 3: field 'name' is missing; give every case a name\n"
+
+
+def test_a_missing_library_ends_with_1_and_names_the_extra_and_both_install_lines():
+    out = io.StringIO()
+
+    def body():
+        raise extra_missing(ModuleNotFoundError("No module named 'jinja2'", name="jinja2"), "report", "the page")
+
+    assert exits.run(body, err=out) == exits.MISSING_DEPENDENCY == 1
+    message = out.getvalue()
+    assert message.startswith("Missing dependency: jinja2: the page come with the report extra")
+    assert "`pip install '.[report]'` from the project's checkout" in message and "`make setup`" in message
+
+
+def test_a_plain_import_error_names_the_project_install_for_pip_users_first():
+    out = io.StringIO()
+
+    def body():
+        raise ModuleNotFoundError("No module named 'stickler'", name="stickler")
+
+    assert exits.run(body, err=out) == exits.MISSING_DEPENDENCY
+    assert out.getvalue() == (
+        "Missing dependency: stickler. Install the project with `pip install .` from the project's checkout "
+        "(in the repository: `make setup`).\n"
+    )
+
+
+def test_ctrl_c_ends_with_130_and_one_line(capsys):
+    def body():
+        raise KeyboardInterrupt
+
+    assert exits.run(body) == exits.INTERRUPTED == 130
+    assert capsys.readouterr().err == "Interrupted.\n"
+
+
+def test_anything_else_is_not_swallowed():
+    def body():
+        raise ZeroDivisionError("a bug")
+
+    with pytest.raises(ZeroDivisionError):
+        exits.run(body)
+
+
+def test_every_error_the_package_raises_on_purpose_is_an_eval_error_and_keeps_its_builtin_base():
+    from helpers.exchanges.fixtures import FixtureError
+    from helpers.files import WriteError
+    from helpers.formats.json import StrictJSONError
+    from helpers.harness.schema import SchemaError
+    from helpers.outputs import OutputError
+
+    for error, builtin in (
+        (CaseFileError, ValueError),
+        (SchemaError, ValueError),
+        (FixtureError, ValueError),
+        (OutputError, ValueError),
+        (WriteError, OSError),
+        (StrictJSONError, ValueError),
+        (exits.MissingDependency, ImportError),
+    ):
+        assert issubclass(error, EvalError) and issubclass(error, builtin), error
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_help_lists_its_codes_from_the_one_table(name):
+    done = command([COMMANDS[name], "--help"], REPO_ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())  # argparse keeps the epilog's lines; compare words
+    for code, meaning in exits.TABLE[name]:
+        assert f"{code} {' '.join(meaning.split())}" in text
+    assert "141 standard output was closed early" in text and "130 interrupted" in text
+    if any(code == exits.MISSING_DEPENDENCY for code, _ in exits.TABLE[name]) and name not in ("compare", "report"):
+        assert "`pip install .` from the project's checkout (in the repository: `make setup`)" in text
