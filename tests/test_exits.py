@@ -26,8 +26,6 @@ COMMANDS = {
     "fcc-record": "walkthroughs.fcc.record",
 }
 
-pytestmark = pytest.mark.usefixtures("no_network")
-
 
 def command(args, cwd, **options):
     env = {**os.environ, "EVAL_NOTEBOOKS_MODE": "replay"}
