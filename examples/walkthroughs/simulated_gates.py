@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from helpers.compare.bootstrap import interval, joint_band, ratio, resample_sums
-from helpers.compare.params import COUNTS
+from helpers.formats import COUNTS
 
 FIELDS = (
     "invoice_id",

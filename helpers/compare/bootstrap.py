@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from helpers.compare.params import CONFIDENCE, COUNTS, RESAMPLES, SEED, CompareError, check_confidence, check_resamples
+from helpers.compare.params import CONFIDENCE, RESAMPLES, SEED, CompareError, check_confidence, check_resamples
+from helpers.formats import COUNTS
 
 CHUNK_ELEMENTS = 2_000_000  # indices drawn per chunk: bounds the working memory to tens of megabytes
 IMPROVED, REGRESSED, NO_CLEAR_CHANGE = "improved", "regressed", "no clear change"

@@ -23,8 +23,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from helpers.compare.params import COUNTS, INTERVAL_MODES, JOINT, RATIOS
+from helpers.compare.params import INTERVAL_MODES, JOINT, RATIOS
 from helpers.errors import EvalError
+from helpers.formats import COUNTS
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -7,7 +7,6 @@ The command line checks its arguments against these before it imports anything h
 from __future__ import annotations
 
 from helpers.errors import EvalError
-from helpers.formats import COUNTS as COUNTS  # compare's words include the counts; one order, the results format's
 
 RATIOS = ("precision", "recall", "f1")
 RESAMPLES = 2000

@@ -32,9 +32,10 @@ from typing import Any
 import numpy as np
 
 from helpers.compare.bootstrap import interval, joint_band, ratio, resample_sums
-from helpers.compare.params import CONFIDENCE, COUNTS, JOINT, POWER, RATIOS, CompareError  # noqa: E402
+from helpers.compare.params import CONFIDENCE, JOINT, POWER, RATIOS, CompareError  # noqa: E402
 from helpers.compare.params import POWER_RESAMPLES as RESAMPLES
 from helpers.compare.params import POWER_SIMULATIONS as SIMULATIONS
+from helpers.formats import COUNTS
 
 MAX_DOCUMENTS = 20_000  # the search for a run size stops here; beyond it the answer is "more than this"
 TP, FP, FN, FD = (COUNTS.index(key) for key in ("tp", "fp", "fn", "fd"))

@@ -29,8 +29,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from helpers.compare.params import COUNTS, CompareError
-from helpers.formats import RESULTS_FORMAT
+from helpers.compare.params import CompareError
+from helpers.formats import COUNTS, RESULTS_FORMAT
 from helpers.formats.json import skip_blanks
 from helpers.harness.names import name_problem
 

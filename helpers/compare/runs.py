@@ -44,7 +44,6 @@ from helpers.compare.bootstrap import (
 )
 from helpers.compare.params import (
     CONFIDENCE,
-    COUNTS,
     RATIOS,
     RESAMPLES,
     SEED,
@@ -62,6 +61,7 @@ from helpers.compare.reading import (
     read_run,
     read_run_file,
 )
+from helpers.formats import COUNTS
 
 __all__ = [
     "CONFIDENCE",

@@ -34,8 +34,6 @@ if TYPE_CHECKING:  # importing strands_evals costs seconds; readers of a results
 
     from strands_evals.evaluators import StructuredOutputReport
 
-# The names a reader of results files needed from here before `helpers.formats.results` held them.
-__all__ = ["COUNTS", "iter_results", "sum_counts"]
 
 UNREADABLE_FAILURES = {OUTPUT_PATH: {UNREADABLE: 1}}
 

@@ -21,8 +21,8 @@ from helpers.attribution.kinds import failures_delta, failures_table, report_dif
 from helpers.attribution.leaves import DocumentDiff
 from helpers.attribution.pairing import repairs, report_pairings
 from helpers.compare.bootstrap import ratio
-from helpers.compare.params import COUNTS
 from helpers.compare.reading import Run, is_results_file, read_run_file
+from helpers.formats import COUNTS
 
 VALUE_CHARS = 160  # longer values are cut in the page; the saved report keeps them whole
 
