@@ -96,10 +96,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Compare two saved runs; 0 when every gate passes, 1 when one fails, 2 on bad input, 3 on a bug."""
-    try:
-        return exits.run(lambda: _main(argv), err=sys.stderr)
-    except SystemExit as exit_:  # argparse: --help (0) or a malformed argument (2)
-        return exit_.code if isinstance(exit_.code, int) else EXIT_BAD_INPUT
+    # A foreign or malformed file, nothing to pair: bad input. Anything else is a bug (exit 3).
+    refused = (OSError, ValueError, RecursionError, MemoryError)
+    return exits.run(lambda: _main(argv), err=sys.stderr, refused=refused, internal="helpers.commands.compare")
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -127,24 +126,8 @@ def _main(argv: Sequence[str] | None) -> int:
             check_output(args.json, "--json")
             refuse_overlap({"--json": args.json}, {"the old run": args.old, "the new run": args.new})
     except (OSError, GateError, OutputError) as exc:
-        return _refuse(exc)
-    try:
-        return _compare(args, gates)
-    except BrokenPipeError:  # `| head`: exits.run ends it quietly, it is not bad input
-        raise
-    except (OSError, ValueError, RecursionError, MemoryError) as exc:  # a foreign or malformed file, nothing to pair
-        return _refuse(exc)
-    except Exception as exc:  # noqa: BLE001 (anything else is a bug, and must not read as a failed gate)
-        print(
-            f"error: internal error in helpers.compare ({type(exc).__name__}: {exc}); this is a bug, not a gate result",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL
-
-
-def _refuse(exc: BaseException) -> int:
-    print(f"error: {exc}", file=sys.stderr)
-    return EXIT_BAD_INPUT
+        return exits.refuse(exc)
+    return _compare(args, gates)
 
 
 def _compare(args: argparse.Namespace, gates: list) -> int:

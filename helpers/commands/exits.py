@@ -147,30 +147,69 @@ def code_of(exc: BaseException) -> int:
     return BAD_INPUT
 
 
-def run(body: Callable[[], int], *, err: TextIO | None = None, extra: str | None = None) -> int:
+def run(
+    body: Callable[[], int],
+    *,
+    err: TextIO | None = None,
+    extra: str | None = None,
+    refused: tuple[type[BaseException], ...] = (),
+    note: str = "",
+    internal: str | None = None,
+) -> int:
     """Run a command's body and return its exit code, ending every command's errors the same way.
 
+    - argparse's own exit (`--help` 0, a malformed argument 2) is returned, not raised;
+    - a closed standard output (`| head`) stops quietly with `BROKEN_PIPE`, and standard output
+      is pointed at /dev/null so Python's own flush at exit cannot raise the same error again;
+    - Ctrl-C ends with `INTERRUPTED` and one line, not a traceback;
+    - an error of a `refused` type (what the command reads as bad input: a foreign or malformed
+      file) prints `refuse` (with `note`) and ends with `BAD_INPUT`;
     - an `EvalError` (its message already names the file, the field and the fix) is printed to
       `err` and ends with `code_of` it; any other missing library prints `missing_dependency`
       (naming `extra`, the extra the command's optional parts come with) and ends with 1;
-    - a closed standard output (`| head`) stops quietly with `BROKEN_PIPE`, and standard output
-      is pointed at /dev/null so Python's own flush at exit cannot raise the same error again;
-    - Ctrl-C ends with `INTERRUPTED` and one line, not a traceback.
+    - with `internal` (the command's name, for commands whose exit 1 is a failed gate), anything
+      else, a missing library included, is a bug: one line and `INTERNAL`, so a crash never reads
+      as a failed gate. Without it, a bug keeps its traceback.
     """
     try:
         return body()
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else BAD_INPUT
     except BrokenPipeError:
         _silence_stdout()
         return BROKEN_PIPE
     except KeyboardInterrupt:
         print("Interrupted.", file=err or sys.stderr)
         return INTERRUPTED
+    except refused as exc:
+        return refuse(exc, note=note, err=err)
     except EvalError as exc:
         print(str(exc), file=err or sys.stdout)
         return code_of(exc)
     except ImportError as exc:
+        if internal is not None:
+            return _bug(internal, exc, err)
         print(missing_dependency(exc.name or str(exc), extra), file=err or sys.stdout)
         return MISSING_DEPENDENCY
+    except Exception as exc:
+        if internal is None:
+            raise
+        return _bug(internal, exc, err)
+
+
+def _bug(command: str, exc: BaseException, err: TextIO | None) -> int:
+    print(
+        f"error: internal error in {command} ({type(exc).__name__}: {exc}); this is a bug in the command, "
+        "not a gate result or a problem with your files",
+        file=err or sys.stderr,
+    )
+    return INTERNAL
+
+
+def refuse(problem: object, *, note: str = "", err: TextIO | None = None) -> int:
+    """Print one bad-input line (`error: ...`, then `note`, e.g. "; nothing was written") and return `BAD_INPUT`."""
+    print(f"error: {problem}{note}", file=err or sys.stderr)
+    return BAD_INPUT
 
 
 def _silence_stdout() -> None:

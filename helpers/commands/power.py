@@ -82,11 +82,12 @@ def report(baseline: Baseline, change: float | None, power: float, **options) ->
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Estimate from the baseline; 0 estimated, 2 on bad input, 3 on a bug (`exits.TABLE["power"]`)."""
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exit_:
-        return exit_.code if isinstance(exit_.code, int) else exits.BAD_INPUT
-    return exits.run(lambda: _main(args), err=sys.stderr)
+    return exits.run(
+        lambda: _main(parser().parse_args(argv)),
+        err=sys.stderr,
+        refused=(OSError, ValueError),
+        internal="helpers.commands.power",
+    )
 
 
 def _main(args: argparse.Namespace) -> int:
@@ -106,23 +107,10 @@ def _main(args: argparse.Namespace) -> int:
         None,
     )
     if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return exits.BAD_INPUT
+        return exits.refuse(problem)
     options = {"intervals": args.intervals, "seed": args.seed, "simulations": args.simulations}
-    try:
-        baseline = Baseline.of(args.baseline, args.target)
-        print(report(baseline, args.change, args.power, resamples=args.resamples, **options))
-    except BrokenPipeError:  # `| head`: exits.run ends it quietly
-        raise
-    except (OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exits.BAD_INPUT
-    except Exception as exc:  # noqa: BLE001 (a bug, reported as one)
-        print(
-            f"error: internal error in helpers.commands.power ({type(exc).__name__}: {exc}); this is a bug",
-            file=sys.stderr,
-        )
-        return exits.INTERNAL
+    baseline = Baseline.of(args.baseline, args.target)
+    print(report(baseline, args.change, args.power, resamples=args.resamples, **options))
     return exits.OK
 
 

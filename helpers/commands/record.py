@@ -96,8 +96,7 @@ def main(
 ) -> int:
     """Run the command; returns the exit code. `model_factory` replaces Bedrock in tests."""
     out = out or sys.stdout
-    args = build_parser().parse_args(argv)
-    return exits.run(lambda: _main(args, model_factory, out), err=out)
+    return exits.run(lambda: _main(build_parser().parse_args(argv), model_factory, out), err=out)
 
 
 def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out: TextIO) -> int:

@@ -58,15 +58,18 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the report; 0 when every gate passes, 1 when one fails, 2 on bad input, 3 on a bug."""
-    try:
-        return exits.run(lambda: _main(argv), err=sys.stderr)
-    except SystemExit as exit_:  # argparse: --help (0) or a malformed argument (2)
-        return exit_.code if isinstance(exit_.code, int) else EXIT_BAD_INPUT
+    # A foreign or malformed file, a schema that does not load: bad input. Anything else is a bug (exit 3).
+    return exits.run(
+        lambda: _main(argv), err=sys.stderr, refused=REFUSED, note=NOTHING_WRITTEN, internal="helpers.commands.report"
+    )
+
+
+REFUSED = (OSError, ValueError, ImportError)
+NOTHING_WRITTEN = "; nothing was written"
 
 
 def _refuse(message: object) -> int:
-    print(f"error: {message}; nothing was written", file=sys.stderr)
-    return EXIT_BAD_INPUT
+    return exits.refuse(message, note=NOTHING_WRITTEN)
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -98,15 +101,7 @@ def _main(argv: Sequence[str] | None) -> int:
         refuse_overlap(outputs, {"RUN": args.run, "--against": args.against})
     except OutputError as exc:
         return _refuse(exc)
-    try:
-        return _write(args, gates, out)
-    except BrokenPipeError:  # `| head`: exits.run ends it quietly, it is not bad input
-        raise
-    except (OSError, ValueError, ImportError) as exc:  # a foreign or malformed file, a schema that does not load
-        return _refuse(exc)
-    except Exception as exc:  # noqa: BLE001 (anything else is a bug, and must not read as a failed gate)
-        print(f"error: internal error in helpers.report ({type(exc).__name__}: {exc}); this is a bug", file=sys.stderr)
-        return EXIT_INTERNAL
+    return _write(args, gates, out)
 
 
 def _spec(args: argparse.Namespace) -> object | None:

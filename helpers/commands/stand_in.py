@@ -48,8 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
     """Run the command; returns the exit code once the server is stopped."""
     out = out or sys.stdout
-    args = build_parser().parse_args(argv)
-    return exits.run(lambda: _serve(args, out), err=out)
+    return exits.run(lambda: _serve(build_parser().parse_args(argv), out), err=out)
 
 
 def _serve(args: argparse.Namespace, out: TextIO) -> int:

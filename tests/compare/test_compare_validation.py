@@ -245,7 +245,7 @@ def test_a_bug_is_exit_3_not_a_failed_gate(good, capsys, monkeypatch):
     monkeypatch.setattr("helpers.compare.runs.compare_runs", broken)
     assert main([str(good), str(good)]) == EXIT_INTERNAL
     err = capsys.readouterr().err
-    assert "internal error in helpers.compare (KeyError" in err and "not a gate result" in err
+    assert "internal error in helpers.commands.compare (KeyError" in err and "not a gate result" in err
     assert cli.EXIT_FAILED != EXIT_INTERNAL
 
 
