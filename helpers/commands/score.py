@@ -180,6 +180,8 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
     else:
         report = score_task_sync(cases, task, evaluator)  # the one scoring step
         if problems:
+            from helpers.harness.tasks import said_once
+
             raise BadInput(f"The {mode} run did not complete: " + said_once(problems, [c.name for c in cases]))
     if args.results is not None:
         scale.write_results(report, args, out)
@@ -191,17 +193,15 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
 def agent_task(
     user_task: Callable[[Any, Any], Any], schema: Any, args: argparse.Namespace, mode: str, cases: list, out: TextIO
 ) -> tuple[Callable[[Any], dict[str, Any]], list[tuple[str, str]]]:
-    """The harness task around `task(case, model)`, and the list it appends each case's problem to.
+    """The harness task around `task(case, model)` with this run's models, and its problems list.
 
     Every cassette is checked before any agent runs.
     """
-    from strands_evals import eval_task
-
     from helpers.exchanges.cassettes import Cassettes
+    from helpers.exchanges.provenance import describe_origins
     from helpers.exchanges.recorder import record_command
-    from helpers.exchanges.recording import output_problem
+    from helpers.harness.tasks import checked_task
 
-    problems: list[tuple[str, str]] = []  # (case name, what went wrong)
     models: dict[str, Callable[[], Model]]  # a fresh model per case
     if mode == "live":
         from helpers.exchanges.recording import RecordingModel
@@ -217,76 +217,13 @@ def agent_task(
             args.cassettes, names, tool_name=schema.__name__, record_command=command, output_model=schema
         )
         exchanges = cassettes.load_all()
-        print(f"Scoring {len(cases)} case(s) by replaying {args.cassettes}{_origins(exchanges.values())}.", file=out)
+        print(
+            f"Scoring {len(cases)} case(s) by replaying {args.cassettes}{describe_origins(exchanges.values())}.",
+            file=out,
+        )
         models = {name: partial(cassettes.replay, name, exchange) for name, exchange in exchanges.items()}
 
-    @eval_task()
-    def task(case: Any) -> dict[str, Any]:
-        model = models[case.name]()
-        try:
-            output = user_task(case, model)
-        except Exception as exc:
-            # The harness would score the case 0 and carry on; a report that hides a broken cassette
-            # or a failing task behind a low score is worse than none, so the command refuses it.
-            cause = _replay_problem(exc)
-            problems.append((case.name, cause or f"the task raised {type(exc).__name__}: {exc}"))
-            raise
-        problem = output_problem(output, schema)
-        if problem is not None:  # an AgentResult or a str would be scored, then fail to save
-            problems.append((case.name, f"the task {problem}."))
-            return {"output": None}
-        if hasattr(model, "check_finished"):
-            try:
-                model.check_finished()
-            except Exception as exc:
-                problems.append((case.name, str(exc)))
-        return {"output": output}
-
-    return task, problems
-
-
-def said_once(problems: list[tuple[str, str]], order: list[str]) -> str:
-    """Each distinct problem once, with the cases it hit in case order: one task bug is one message."""
-    cases: dict[str, list[str]] = {}
-    position = {name: index for index, name in enumerate(order)}
-    for name, problem in sorted(problems, key=lambda item: position.get(item[0], len(order))):
-        cases.setdefault(problem, []).append(name)
-    parts = []
-    for problem, names in cases.items():
-        shown = ", ".join(repr(name) for name in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        where = f"case {names[0]!r}" if len(names) == 1 else f"{len(names)} cases ({shown})"
-        parts.append(f"{where}: {problem.rstrip('.')}.")
-    return " ".join(parts)
-
-
-def _replay_problem(exc: BaseException) -> str | None:
-    """The message of a cassette mismatch anywhere in the exception's cause chain, else None."""
-    from helpers.exchanges.fixtures import FixtureError
-    from helpers.exchanges.replay import ReplayExhaustedError
-
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, (FixtureError, ReplayExhaustedError)):
-            return str(seen)
-        seen = seen.__cause__ or seen.__context__
-    return None
-
-
-def _origins(exchanges: Any) -> str:
-    """Where the replayed cassettes came from, when not all from a model's own service: hand, stand-in, endpoint."""
-    exchanges = list(exchanges)
-    notes = []
-    hand = sum(exchange.hand_authored for exchange in exchanges)
-    if hand:
-        notes.append(f"{hand} of them hand-authored")
-    stand_in = sum(bool(exchange.stand_in) and not exchange.hand_authored for exchange in exchanges)
-    if stand_in:
-        notes.append(f"{stand_in} answered by a stand-in server, not a model")
-    endpoints = sorted({exchange.endpoint for exchange in exchanges if exchange.endpoint})
-    if endpoints:
-        through = sum(bool(exchange.endpoint) for exchange in exchanges)
-        notes.append(f"{through} recorded through {', '.join(endpoints)} (a local or overridden endpoint)")
-    return "".join(f", {note}" for note in notes)
+    return checked_task(user_task, schema, models)
 
 
 def _live_model(factory: str | None) -> Any:

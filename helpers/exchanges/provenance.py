@@ -90,3 +90,20 @@ def _endpoint_url(model: Any) -> str | None:
             if isinstance(config.get(name), str) and config[name]:
                 return config[name]
     return None
+
+
+def describe_origins(exchanges: Any) -> str:
+    """Where the replayed cassettes came from, when not all from a model's own service: hand, stand-in, endpoint."""
+    exchanges = list(exchanges)
+    notes = []
+    hand = sum(exchange.hand_authored for exchange in exchanges)
+    if hand:
+        notes.append(f"{hand} of them hand-authored")
+    stand_in = sum(bool(exchange.stand_in) and not exchange.hand_authored for exchange in exchanges)
+    if stand_in:
+        notes.append(f"{stand_in} answered by a stand-in server, not a model")
+    endpoints = sorted({exchange.endpoint for exchange in exchanges if exchange.endpoint})
+    if endpoints:
+        through = sum(bool(exchange.endpoint) for exchange in exchanges)
+        notes.append(f"{through} recorded through {', '.join(endpoints)} (a local or overridden endpoint)")
+    return "".join(f", {note}" for note in notes)

@@ -426,7 +426,9 @@ def test_one_task_bug_is_said_once_with_the_cases_it_hit(project):
 def test_said_once_caps_the_names_and_keeps_distinct_problems_apart():
     problems = [(f"c{i}", "the task raised X") for i in (5, 1, 4, 2, 3)] + [("c9", "cassette c9 does not match")]
     order = [f"c{i}" for i in range(10)]
-    assert score.said_once(problems, order) == (
+    from helpers.harness.tasks import said_once
+
+    assert said_once(problems, order) == (
         "5 cases ('c1', 'c2', 'c3' and 2 more): the task raised X. case 'c9': cassette c9 does not match."
     )
 
