@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from helpers import outputs
 from helpers.commands import exits
+from helpers.commands import scale_options as scale  # standard library only at import: --help stays fast
 from helpers.errors import EvalError
 from helpers.files import WriteError, one_step
-from helpers.scale import command as scale  # standard library only at import: --help stays fast
 
 if TYPE_CHECKING:
     from strands.models import Model
@@ -255,15 +255,14 @@ def _run_inputs(args: argparse.Namespace, cases: list) -> dict[str, Path | None]
 
 
 def print_report(report: Any, out: TextIO) -> None:
-    """The per-field table, worst F1 first, and the per-case scores, as plain text."""
+    """The per-field table (stickler's own key names), worst F1 first, and the per-case scores, as plain text."""
     from helpers.render.text import text_table
 
     fields = report.metrics().field_metrics
     rows = sorted(fields.items(), key=lambda item: (item[1].get("cm_f1", 0.0), item[0]))
     print("Per field:", file=out)
-    header = ("field", "tp", "fn", "fa", "fd", "precision", "recall", "f1")
-    keys = ("tp", "fn", "fa", "fd", "cm_precision", "cm_recall", "cm_f1")
-    print(text_table(header, [(path, *(counts.get(key) for key in keys)) for path, counts in rows]), file=out)
+    keys = scale.FIELD_COLUMNS
+    print(text_table(("field", *keys), [(path, *(counts.get(key) for key in keys)) for path, counts in rows]), file=out)
     print("\nPer case:", file=out)
     cases = report.per_case()
     table = [(row["case"], float(row["overall_score"]), "pass" if row["test_pass"] else "FAIL") for row in cases]
