@@ -17,7 +17,7 @@ from helpers.commands import exits
 if TYPE_CHECKING:
     from helpers.compare.power import Baseline
 
-from helpers.compare.params import INTERVAL_MODES, JOINT, POWER
+from helpers.compare.params import INTERVAL_MODES, JOINT, POWER, check_seed
 from helpers.compare.params import POWER_RESAMPLES as RESAMPLES
 from helpers.compare.params import POWER_SIMULATIONS as SIMULATIONS
 
@@ -100,7 +100,6 @@ def _main(args: argparse.Namespace) -> int:
                 (not 0 < args.power < 1, f"--power must be between 0 and 1; got {args.power}"),
                 (not 10 <= args.simulations <= 10_000, f"--simulations must be 10 to 10,000; got {args.simulations}"),
                 (not 2 <= args.resamples <= 10_000, f"--resamples must be 2 to 10,000; got {args.resamples}"),
-                (not 0 <= args.seed < 2**63, f"--seed must be a whole number from 0; got {args.seed}"),
             )
             if bad
         ),
@@ -108,6 +107,7 @@ def _main(args: argparse.Namespace) -> int:
     )
     if problem:
         return exits.refuse(problem)
+    check_seed(args.seed)  # the bound compare and report use; a ValueError is refused as bad input
     options = {"intervals": args.intervals, "seed": args.seed, "simulations": args.simulations}
     baseline = Baseline.of(args.baseline, args.target)
     print(report(baseline, args.change, args.power, resamples=args.resamples, **options))
