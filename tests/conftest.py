@@ -64,19 +64,17 @@ class NetworkGuard:
             f"(to reach a local server on 127.0.0.1, {allowed})"
         )
 
-    @contextmanager
-    def allowing_loopback(self) -> Iterator[None]:
+    def allowing_loopback(self):
         """Within the block, 127.0.0.1 may be reached (a local server); any other host is still refused."""
-        before, self.loopback = self.loopback, True
-        try:
-            yield
-        finally:
-            self.loopback = before
+        return self._loopback(True)
+
+    def refusing_all(self):
+        """Within the block, every connection is refused, loopback included: a replay opens no socket."""
+        return self._loopback(False)
 
     @contextmanager
-    def refusing_all(self) -> Iterator[None]:
-        """Within the block, every connection is refused, loopback included: a replay opens no socket."""
-        before, self.loopback = self.loopback, False
+    def _loopback(self, allowed: bool) -> Iterator[None]:
+        before, self.loopback = self.loopback, allowed
         try:
             yield
         finally:
