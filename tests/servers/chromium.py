@@ -15,6 +15,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -30,6 +31,7 @@ INSTALL = "apt-get update && apt-get install -y chromium"
 NAMES = ("chromium", "chromium-browser")
 START_SECONDS = 30
 CALL_SECONDS = 15
+PROFILE_CLEANUP_SECONDS = 10  # for helper processes of a stopped browser to finish writing its profile
 
 
 def chromium_or_skip() -> str:
@@ -65,6 +67,7 @@ class Browser:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            start_new_session=True,  # its own process group: close() ends the helper processes it starts too
         )
         self.events: list[dict[str, Any]] = []
         self._next = 0
@@ -168,7 +171,22 @@ class Browser:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
-        self.profile.cleanup()
+        # Chromium's helper processes (zygote, renderer, crash handler) outlive the main one for a
+        # moment and may still write into the profile: end the group, then remove the profile,
+        # trying again for a bounded while if a straggler's last write lands during the removal.
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        deadline = time.monotonic() + PROFILE_CLEANUP_SECONDS
+        while True:
+            try:
+                self.profile.cleanup()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
 
     def __enter__(self) -> Browser:
         return self
