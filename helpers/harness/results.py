@@ -47,7 +47,11 @@ def _counts_of(metrics: Mapping[str, Any]) -> Counts:
 
 def _aggregate(comparison: Mapping[str, Any]) -> tuple[Counts, dict[str, Counts]]:
     """One document's overall counts and its counts per dotted field path (sorted), by stickler's aggregation."""
-    evaluation = aggregate_from_comparisons([dict(comparison)])
+    return _aggregate_all([dict(comparison)])
+
+
+def _aggregate_all(comparisons: list[dict[str, Any]]) -> tuple[Counts, dict[str, Counts]]:
+    evaluation = aggregate_from_comparisons(comparisons)
     paths = {path: _counts_of(metrics) for path, metrics in sorted(evaluation.field_metrics.items())}
     return _counts_of(evaluation.metrics), paths
 
@@ -61,22 +65,58 @@ def document_counts(comparison: Mapping[str, Any]) -> dict[str, dict[str, int]]:
     return {path: counts.model_dump() for path, counts in _aggregate(comparison)[1].items()}
 
 
+def totals(comparisons: Iterable[Mapping[str, Any]]) -> tuple[Counts, dict[str, Counts]]:
+    """The overall and per-path counts of many documents' comparisons, in one stickler aggregation.
+
+    Equal to summing each document's counts (stickler's aggregation adds counts), at a fraction of
+    the cost: one aggregation per batch instead of one per document, which at one line item a
+    document was about a fifth of the scoring time.
+    """
+    return _aggregate_all([dict(comparison) for comparison in comparisons])
+
+
+def scored_comparisons(report: StructuredOutputReport) -> Iterator[Mapping[str, Any]]:
+    """The raw comparison of every case the evaluator scored, in case order."""
+    for outputs in report.detailed_results:
+        for output in outputs:
+            detail = output.metadata or {}
+            if detail.get("evaluated_by") == MARKER:
+                yield detail["comparison"]
+                break
+
+
 def row_from_case(
-    name: str, score: float, test_pass: bool, reason: str, outputs: Iterable[Any], failures: Any = None
+    name: str,
+    score: float,
+    test_pass: bool,
+    reason: str,
+    outputs: Iterable[Any],
+    failures: Any = None,
+    counts: bool = True,
 ) -> ResultRow:
     """The row of one report case, from its score, verdict, reason and its evaluator rows.
 
     A case whose rows carry the evaluator's marker is `scored`; an output the evaluator could not
     read is `unreadable`; a case with no rows at all failed before scoring (the reason says why);
     a row without a verdict on offer (no ground truth) is `not_applicable`. `failures`, when given,
-    is called with a scored case's counts and returns its failures by kind.
+    is called with a scored case's counts and returns its failures by kind. Without `counts` a
+    scored row carries no counts (the caller sums them per batch with `totals`).
     """
     outputs = list(outputs)
     base = {"name": name, "score": float(score), "test_pass": bool(test_pass), "reason": reason or ""}
     for output in outputs:
         detail = output.metadata or {}
         if detail.get("evaluated_by") == MARKER:
-            overall, counts = _aggregate(detail["comparison"])
+            if not counts:
+                return ResultRow(
+                    **base,
+                    status="scored",
+                    precision=detail.get("precision"),
+                    recall=detail.get("recall"),
+                    f1=detail.get("f1"),
+                    field_scores=dict(detail.get("field_scores", {})),
+                )
+            overall, paths = _aggregate(detail["comparison"])
             return ResultRow(
                 **base,
                 status="scored",
@@ -85,8 +125,8 @@ def row_from_case(
                 f1=detail.get("f1"),
                 field_scores=dict(detail.get("field_scores", {})),
                 overall=overall,
-                counts=counts,
-                failures=failures(counts) if failures is not None else {},
+                counts=paths,
+                failures=failures(paths) if failures is not None else {},
             )
         if detail.get("error") == "unreadable":
             return ResultRow(**base, status="unreadable", failures=UNREADABLE_FAILURES if failures else {})
@@ -95,11 +135,12 @@ def row_from_case(
     return ResultRow(**base, status="not_applicable")
 
 
-def rows_from_report(report: StructuredOutputReport, spec: Any = None) -> Iterator[ResultRow]:
+def rows_from_report(report: StructuredOutputReport, spec: Any = None, counts: bool = True) -> Iterator[ResultRow]:
     """The rows of every case of a one-evaluator report, in case order.
 
     With `spec` (`stickler.eval_for(Schema, match_threshold=...)`, the evaluator's settings), each
     row carries its failures by kind; write the file with `ResultsHeader(failures=True)` then.
+    Without `counts` the rows carry no counts (see `row_from_case`).
     """
     for index, case in enumerate(report.cases):
         name = str(case.get("name") or f"case_{index}")
@@ -114,6 +155,7 @@ def rows_from_report(report: StructuredOutputReport, spec: Any = None) -> Iterat
             report.reasons[index] if index < len(report.reasons) else "",
             report.detailed_results[index] if index < len(report.detailed_results) else [],
             failures if spec is not None else None,
+            counts,
         )
 
 

@@ -22,8 +22,8 @@ from pydantic import BaseModel
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSimilarity
 
-from helpers.formats.results import ResultRow
-from helpers.harness.results import row_from_case, rows_from_report
+from helpers.formats.results import Counts, ResultRow
+from helpers.harness.results import row_from_case, rows_from_report, scored_comparisons, totals
 from helpers.harness.schema import load_schema
 from helpers.harness.scoring import score_stored
 
@@ -104,33 +104,48 @@ class Batch:
 
 @dataclass
 class BatchResult:
-    """What comes back: the batch's report (when the driver keeps one) and one row per document."""
+    """What comes back: the batch's report (when the driver keeps one) and one row per document.
+
+    `totals` are the batch's overall and per-path counts when its rows carry none (a run that
+    writes no results file); otherwise each row carries its own.
+    """
 
     index: int
     rows: list[ResultRow]
     report: StructuredOutputReport | None = None
+    totals: tuple[Counts, dict[str, Counts]] | None = None
 
 
 def score_batch(scorer: Scorer, batch: Batch, keep_report: bool, failures: bool = True) -> BatchResult:
-    """Score one batch in this process (the function every engine runs).
-
-    Each row carries its failures by kind only with `failures` (the results file needs them):
-    finding them diffs a document's lists again, which on long lists costs about as much as
-    scoring it, so a run that writes no results file does not pay for them.
-
-    A case the harness cannot score comes back scored 0 with its reason, as in one process;
-    an error outside the harness (the schema does not import here) propagates, and the driver
-    names every case of the batch.
-    """
+    """Score one batch in this process (the function every engine runs): rebuild it, then `score_cases`."""
     schema = scorer.model()
     cases, outputs = [], {}
     for fields, expected, output in zip(batch.cases, batch.expected, batch.outputs, strict=True):
         case = Case.model_validate({**fields, "expected_output": unpack(expected, schema)})
         cases.append(case)
         outputs[case.name] = unpack(output, schema)
+    return score_cases(scorer, batch.index, cases, outputs, keep_report, failures)
+
+
+def score_cases(
+    scorer: Scorer, index: int, cases: list[Case], outputs: dict[str, Any], keep_report: bool, failures: bool
+) -> BatchResult:
+    """Score consecutive cases by `score_stored`, and their rows; what one process runs with no packing.
+
+    With `failures` (a results file is written) each row carries its counts and its failures by
+    kind: finding those diffs a document's lists again, which on long lists costs about as much
+    as scoring it. Without, the rows carry neither and the batch's counts come in one
+    aggregation (`totals`), so a run that writes no results file pays for neither.
+
+    A case the harness cannot score comes back scored 0 with its reason, as in one process;
+    an error outside the harness (the schema does not import here) propagates, and the driver
+    names every case of the batch.
+    """
     report = score_stored(cases, outputs, scorer.evaluator())
-    rows = list(rows_from_report(report, scorer.spec() if failures else None))
-    return BatchResult(batch.index, rows, report if keep_report else None)
+    if failures:
+        return BatchResult(index, list(rows_from_report(report, scorer.spec())), report if keep_report else None)
+    rows = list(rows_from_report(report, counts=False))
+    return BatchResult(index, rows, report if keep_report else None, totals(scored_comparisons(report)))
 
 
 def failed_batch(batch: Batch, scorer: Scorer, problem: str, keep_report: bool) -> BatchResult:

@@ -26,6 +26,7 @@ not the run size.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -40,8 +41,8 @@ from strands_evals.evaluators import StructuredOutputReport
 
 from helpers.formats.results import Counts, ResultRow, ResultsHeader, ResultsWriter
 from helpers.harness.results import add_counts
-from helpers.scale.batches import Batch, BatchResult, Scorer, failed_batch, score_batch
-from helpers.scale.engine import BATCH_TIMEOUT, Engine, EngineError, open_engine, require_dask
+from helpers.scale.batches import Batch, BatchResult, Scorer, failed_batch, score_batch, score_cases
+from helpers.scale.engine import BATCH_TIMEOUT, Engine, EngineError, cores, open_engine, require_dask
 from helpers.scale.pool import RemoteError, start_method
 from helpers.scale.progress import FinalLine, Progress
 
@@ -49,14 +50,21 @@ BATCH_SIZE = 32
 IN_FLIGHT_PER_SLOT = 2
 _TICK = 0.5  # how often a waiting driver checks deadlines and the engine
 
-# The size rule, measured on 2 cores with the bundled invoices (stickler sped up): one document
-# costs about DOCUMENT_SECONDS plus PAIR_SECONDS per pair of list items its lists compare, and
-# starting the engine costs START_SECONDS: forking the processes (`helpers.scale.pool.start_method`),
-# or spawning them and importing the libraries again, or starting a local Dask cluster.
-DOCUMENT_SECONDS = 0.001
+# The size rule, measured with `bench/bench_scale.py`'s documents (the bundled invoices, stickler
+# sped up) on a 2-core machine. Scoring one document costs about DOCUMENT_SECONDS, plus ITEM_SECONDS
+# per list item on either side, plus PAIR_SECONDS per pair of list items its lists compare (the
+# Hungarian matching scores every pair). Sending it to a worker and its result back costs about
+# SEND_SECONDS plus SEND_ITEM_SECONDS per list item (packing it, rebuilding it, pickling the
+# result both ways): CPU time on the same cores. Starting the engine costs START_SECONDS: forking
+# the processes (`helpers.scale.pool.start_method`), or spawning them and importing the libraries
+# again, or starting a local Dask cluster.
+DOCUMENT_SECONDS = 0.0005
+ITEM_SECONDS = 0.00018
 PAIR_SECONDS = 0.000015
+SEND_SECONDS = 0.00013
+SEND_ITEM_SECONDS = 0.000003
 START_SECONDS = {"fork": 0.3, "spawn": 2.0, "local": 3.0}
-MARGIN = 1.5
+MARGIN = 1.5  # the workers must be estimated this much faster: the cores are often shared
 
 
 class StalledError(EngineError):
@@ -66,34 +74,43 @@ class StalledError(EngineError):
     """
 
 
-def estimated_seconds(pairs: Iterable[tuple[Case, Any]]) -> float:
-    """The rough one-process scoring time of `pairs`, from documents and list-item pairs (see the constants)."""
-    seconds = 0.0
+def estimated_seconds(pairs: Iterable[tuple[Case, Any]]) -> tuple[float, float]:
+    """The rough CPU seconds of scoring `pairs` in one process, and of sending them to workers and back."""
+    scoring = sending = 0.0
     for case, output in pairs:
-        seconds += DOCUMENT_SECONDS + PAIR_SECONDS * _list_pairs(case.expected_output, output)
-    return seconds
+        items, pairs_compared = _list_sizes(case.expected_output, output)
+        scoring += DOCUMENT_SECONDS + ITEM_SECONDS * items + PAIR_SECONDS * pairs_compared
+        sending += SEND_SECONDS + SEND_ITEM_SECONDS * items
+    return scoring, sending
 
 
-def _list_pairs(expected: Any, actual: Any) -> int:
-    """How many item pairs the Hungarian matching of the top-level lists of two documents scores."""
+def _list_sizes(expected: Any, actual: Any) -> tuple[int, int]:
+    """The top-level list items of two documents (both sides), and the item pairs their matching scores."""
     if not (isinstance(expected, BaseModel) and isinstance(actual, BaseModel)):
-        return 0
-    total = 0
+        return 0, 0
+    items = pairs = 0
     for name in type(expected).model_fields:
         mine, theirs = getattr(expected, name, None), getattr(actual, name, None)
         if isinstance(mine, list) and isinstance(theirs, list):
-            total += len(mine) * len(theirs)
-    return total
+            items += len(mine) + len(theirs)
+            pairs += len(mine) * len(theirs)
+    return items, pairs
 
 
 def worth_fanning_out(pairs: Sequence[tuple[Case, Any]], workers: int, cluster: str | None) -> bool:
-    """Whether `workers` would finish `pairs` sooner than this process, start-up included."""
+    """Whether `workers` would finish `pairs` `MARGIN` times sooner than this process, start-up included.
+
+    On the workers, the scoring and the sending share the cores (at most `workers` of them)
+    after the engine has started.
+    """
     if cluster is not None and cluster != "local":
         return True  # a running cluster has already started
     if workers < 2:
         return False
     start = START_SECONDS["local" if cluster == "local" else start_method()]
-    return estimated_seconds(pairs) > MARGIN * start * workers / (workers - 1)
+    scoring, sending = estimated_seconds(pairs)
+    fanned = start + (scoring + sending) / min(workers, cores())
+    return scoring > MARGIN * fanned
 
 
 @dataclass
@@ -113,6 +130,11 @@ class Summary:
     failed: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)  # of the failed cases
+
+    def add_totals(self, overall: Counts, counts: dict[str, Counts]) -> None:
+        """Add a batch's counts, for rows that carry none (see `helpers.scale.batches.BatchResult`)."""
+        self.overall = self.overall + overall
+        add_counts(self.counts, counts)
 
     def add(self, row: ResultRow) -> None:
         self.documents += 1
@@ -212,41 +234,71 @@ def score_at_scale(
             summary.add(row)
             if writer is not None:
                 writer.write(row)
+        if result.totals is not None:
+            summary.add_totals(*result.totals)
         if result.report is not None:
             reports.append(result.report)
         progress.advance(len(result.rows), len(summary.failed) - failed_before)
 
     if engine is None and cluster is not None:
         require_dask()
+    here = engine is None and cluster is None and workers <= 1
     small = (
-        engine is None
+        not here
+        and engine is None
         and fan_out == "auto"
         and (workers > 1 or cluster == "local")
         and isinstance(pairs, Sequence)
         and not worth_fanning_out(pairs, workers, cluster)
     )
-    opened = (
-        nullcontext(engine)
-        if engine is not None
-        else open_engine(*((1, None) if small else (workers, cluster)), batch_timeout)
-    )
-    with opened as engine, writer if writer is not None else nullcontext():
-        name = engine.name + (f" (too small a run for {workers} workers to gain)" if small else "")
-        progress.start(total, name)
-        try:
-            _fan_out(
-                engine,
-                batches(pairs, scorer, batch_size),
-                scorer,
-                keep_report,
-                merge,
-                batch_timeout,
-                failures=writer is not None,
-            )
-        finally:
-            progress.finish()
+    failures = writer is not None
+    with writer if writer is not None else nullcontext():
+        if here or small:  # no engine: scored in this thread, nothing packed
+            name = "1 process" + (f" (too small a run for {workers} workers to gain)" if small else "")
+            progress.start(total, name)
+            try:
+                _score_here(pairs, scorer, batch_size, keep_report, merge, failures)
+            finally:
+                progress.finish()
+        else:
+            with nullcontext(engine) if engine is not None else open_engine(workers, cluster, batch_timeout) as opened:
+                name = opened.name
+                progress.start(total, name)
+                try:
+                    work = batches(pairs, scorer, batch_size)
+                    _fan_out(opened, work, scorer, keep_report, merge, batch_timeout, failures=failures)
+                finally:
+                    progress.finish()
     report = StructuredOutputReport.flatten(reports) if keep_report else None
     return ScaleRun(summary, name, report, Path(results) if results is not None else None)
+
+
+def _score_here(
+    pairs: Iterable[tuple[Case, Any]], scorer: Scorer, size: int, keep_report: bool, merge, failures: bool
+) -> None:
+    """Score `pairs` in this thread, `size` at a time, straight from the driver's instances.
+
+    The batches a worker gets travel as JSON and are rebuilt (`helpers.scale.batches.Batch`);
+    here nothing travels, so nothing is packed: each chunk goes to `score_cases` as it is.
+    """
+    if size < 1:
+        raise ValueError(f"batch size {size}: give a whole number of at least 1")
+    items = iter(pairs)
+    for index in itertools.count():
+        chunk = list(itertools.islice(items, size))
+        if not chunk:
+            return
+        cases = [case for case, _ in chunk]
+        try:
+            result = score_cases(
+                scorer, index, cases, {case.name: output for case, output in chunk}, keep_report, failures
+            )
+        except Exception as exc:  # named case by case, as a batch that failed in a worker
+            batch = Batch(index)
+            for case, output in chunk:
+                batch.add(case, output, scorer.model())
+            result = failed_batch(batch, scorer, _describe(exc, batch), keep_report)
+        merge(result)
 
 
 def _fan_out(

@@ -17,7 +17,7 @@ from helpers.formats.results import COUNTS, Counts, iter_results
 from helpers.harness.reports import load_report
 from helpers.harness.results import rows_from_report, sum_counts
 from helpers.harness.schema import load_schema
-from helpers.harness.scoring import score_outputs_sync
+from helpers.harness.scoring import score_outputs_sync, score_stored
 from helpers.scale import engine as engine_module
 from helpers.scale import pool as pool_module
 from helpers.scale.batches import Scorer
@@ -132,16 +132,23 @@ def test_workers_fork_only_while_the_driver_runs_one_thread():
 
 
 def test_a_run_without_a_results_file_skips_failures_by_kind_but_keeps_every_count(run_pairs, single):
-    """The workers' rows then carry no failures (the costly re-diff), and the summary's counts are the same."""
+    """The workers' rows then carry no failures (the costly re-diff) and no counts; each batch's totals sum to them."""
     engine = Engine(engine_module.InlineExecutor(), 1, "1 process")
     merged = []
     _fan_out(engine, batches(run_pairs, Scorer(SCHEMA), 4), Scorer(SCHEMA), True, merged.append, 60.0, failures=False)
     rows = [row for result in merged for row in result.rows]
-    assert all(row.failures == {} for row in rows)
+    assert all(row.failures == {} and row.counts == {} for row in rows)
     with_failures = list(rows_from_report(single, Scorer(SCHEMA).spec()))
     assert any(row.failures for row in with_failures)
-    strip = {"failures"}
+    strip = {"failures", "counts", "overall"}
     assert [row.model_dump(exclude=strip) for row in rows] == [row.model_dump(exclude=strip) for row in with_failures]
+    overall, counts = Counts(), {}
+    for result in merged:
+        overall = overall + result.totals[0]
+        for path, value in result.totals[1].items():
+            counts[path] = counts[path] + value if path in counts else value
+    assert dict(sorted(counts.items())) == sum_counts(with_failures)
+    assert overall == sum((row.overall for row in with_failures), Counts())
 
 
 def test_local_dask_cluster_builds_the_one_process_report(run_pairs, single, local_cluster):
@@ -188,8 +195,9 @@ class Order(BaseModel):
 """
 
 
-@pytest.mark.parametrize("where", ["this process", "dask"])
+@pytest.mark.parametrize("where", ["inline executor", "dask"])
 def test_a_batch_that_fails_in_its_worker_is_named_case_by_case(tmp_path, monkeypatch, where, request):
+    """A batch that cannot be rebuilt where it runs fails case by case; in one process nothing is rebuilt."""
     (tmp_path / "fragile_schema.py").write_text(textwrap.dedent(FRAGILE))
     monkeypatch.delitem(sys.modules, "fragile_schema", raising=False)
     order = load_schema("fragile_schema:Order", directory=tmp_path)
@@ -200,8 +208,12 @@ def test_a_batch_that_fails_in_its_worker_is_named_case_by_case(tmp_path, monkey
     pairs = [(Case(name=f"o{i}", input="", expected_output=good), good) for i in range(4)]
     pairs[2] = (Case(name="o2", input="", expected_output=broken), good)
     lines = FinalLine()
-    engine = request.getfixturevalue("local_cluster") if where == "dask" else None
+    inline = Engine(engine_module.InlineExecutor(), 1, "1 process")
+    engine = request.getfixturevalue("local_cluster") if where == "dask" else inline
     scorer = Scorer("fragile_schema:Order", directory=str(tmp_path))
+    here = score_at_scale(pairs, scorer, batch_size=2, progress=FinalLine())
+    cases = [case for case, _ in pairs]
+    assert here.report == score_stored(cases, {case.name: output for case, output in pairs}, scorer.evaluator())
     run = score_at_scale(pairs, scorer, engine=engine, batch_size=2, progress=lines)
     assert run.summary.failed == ["o2", "o3"]
     assert run.report.scores == [1.0, 1.0, 0.0, 0.0]
