@@ -151,9 +151,9 @@ def score_predictions(args: argparse.Namespace, cases: list, predictions: dict, 
     """
     from helpers.harness.reports import save_report
     from helpers.scale.batches import Scorer
-    from helpers.scale.engine import cores, local_workers
+    from helpers.scale.engine import cores, local_workers, require_dask
     from helpers.scale.progress import progress_bar
-    from helpers.scale.run import score_at_scale
+    from helpers.scale.run import kept_here, score_at_scale
 
     if args.cluster is None or args.cluster == "local":
         workers = local_workers(args.workers, args.beyond_cores)
@@ -167,27 +167,58 @@ def score_predictions(args: argparse.Namespace, cases: list, predictions: dict, 
             workers = 1  # --results alone: one process
     else:
         workers = 1
-    run = score_at_scale(
-        [(case, predictions[case.name]) for case in cases],
-        Scorer(args.schema, args.match_threshold, directory=os.getcwd()),
-        workers=workers or 1,
-        cluster=args.cluster,
-        batch_size=args.batch_size,
-        keep_report=args.out is not None,
-        results=args.results,
-        progress=progress_bar(out),
-        batch_timeout=args.batch_timeout,
-        fan_out=args.fan_out,
-    )
-    for name in run.summary.failed:
-        print(f"could not be scored, scored 0: case {name!r}: {run.summary.reasons[name]}", file=out)
-    if args.results is not None:
-        print(f"Wrote {run.summary.documents} document row(s) to {args.results}.", file=out)
-    if run.report is not None:
-        save_report(run.report, args.out)
-        return run.report
-    print_summary(run.summary, out)
+    pairs = [(case, predictions[case.name]) for case in cases]
+    scorer = Scorer(args.schema, args.match_threshold, directory=os.getcwd())
+    if args.cluster is not None:
+        require_dask()  # also for a run kept here: a missing Dask is said whatever the size
+    here = kept_here(pairs, workers or 1, args.cluster, args.fan_out)
+    if here is not None and args.results is None:  # the report only, in this process: the one-process step
+        report, failed = score_here(cases, predictions, scorer, here, out)
+        summary = None
+    else:
+        run = score_at_scale(
+            pairs,
+            scorer,
+            workers=workers or 1,
+            cluster=args.cluster,
+            batch_size=args.batch_size,
+            keep_report=args.out is not None,
+            results=args.results,
+            progress=progress_bar(out),
+            batch_timeout=args.batch_timeout,
+            fan_out=args.fan_out,
+        )
+        report, summary = run.report, run.summary
+        failed = [(name, summary.reasons[name]) for name in summary.failed]
+    for name, reason in failed:
+        print(f"could not be scored, scored 0: case {name!r}: {reason}", file=out)
+    if summary is not None and args.results is not None:
+        print(f"Wrote {summary.documents} document row(s) to {args.results}.", file=out)
+    if report is not None:
+        save_report(report, args.out)
+        return report
+    print_summary(summary, out)
     return None
+
+
+def score_here(cases: list, predictions: dict, scorer: Any, engine: str, out: TextIO) -> tuple[Any, list]:
+    """`score_stored`, the one-process scoring step, with the final line; returns the report and what failed.
+
+    The failed cases come as `(name, reason)`: those the harness could not score.
+    """
+    from helpers.harness.results import rows_from_report
+    from helpers.harness.scoring import score_stored
+    from helpers.scale.progress import progress_bar
+
+    progress = progress_bar(out)
+    progress.start(len(cases), engine)
+    try:
+        report = score_stored(cases, predictions, scorer.evaluator())
+        failed = [(row.name, row.reason) for row in rows_from_report(report, counts=False) if row.status == "failed"]
+        progress.advance(len(cases), len(failed))
+    finally:
+        progress.finish()
+    return report, failed
 
 
 def print_summary(summary: Any, out: TextIO) -> None:

@@ -113,6 +113,17 @@ def worth_fanning_out(pairs: Sequence[tuple[Case, Any]], workers: int, cluster: 
     return scoring > MARGIN * fanned
 
 
+def kept_here(
+    pairs: Iterable[tuple[Case, Any]], workers: int, cluster: str | None, fan_out: str = "auto"
+) -> str | None:
+    """The engine name to report when a run is scored in this process, or None when it fans out."""
+    if cluster is None and workers <= 1:
+        return "1 process"
+    if fan_out == "auto" and isinstance(pairs, Sequence) and not worth_fanning_out(pairs, workers, cluster):
+        return f"1 process (too small a run for {workers} workers to gain)"
+    return None
+
+
 @dataclass
 class Summary:
     """The run's rollups, accumulated document by document in case order.
@@ -242,19 +253,11 @@ def score_at_scale(
 
     if engine is None and cluster is not None:
         require_dask()
-    here = engine is None and cluster is None and workers <= 1
-    small = (
-        not here
-        and engine is None
-        and fan_out == "auto"
-        and (workers > 1 or cluster == "local")
-        and isinstance(pairs, Sequence)
-        and not worth_fanning_out(pairs, workers, cluster)
-    )
+    here = kept_here(pairs, workers, cluster, fan_out) if engine is None else None
     failures = writer is not None
     with writer if writer is not None else nullcontext():
-        if here or small:  # no engine: scored in this thread, nothing packed
-            name = "1 process" + (f" (too small a run for {workers} workers to gain)" if small else "")
+        if here is not None:  # no engine: scored in this thread, nothing packed
+            name = here
             progress.start(total, name)
             try:
                 _score_here(pairs, scorer, batch_size, keep_report, merge, failures)
