@@ -13,14 +13,17 @@ from pathlib import Path
 
 from strands_evals.evaluators import StructuredOutputReport
 
-from helpers.files import write_text_atomically
+from helpers.files import write_bytes_atomically
 
 
 def save_report(report: StructuredOutputReport, path: Path | str) -> Path:
-    """Write `report` as its pydantic JSON, atomically, so a failed write leaves no half file."""
+    """Write `report` as its pydantic JSON, atomically, so a failed write leaves no half file.
+
+    The bytes are `model_dump_json(indent=2)`'s, taken from the serializer before it decodes
+    them: a large report is tens of megabytes, not decoded to text and encoded back.
+    """
     path = Path(path)
-    text = report.model_dump_json(indent=2)
-    return write_text_atomically(path, text)
+    return write_bytes_atomically(path, report.__pydantic_serializer__.to_json(report, indent=2))
 
 
 def load_report(path: Path | str) -> StructuredOutputReport:

@@ -26,6 +26,14 @@ def test_round_trip_keeps_both_rollups(report, tmp_path):
     assert reloaded.scores == report.scores
 
 
+def test_saved_bytes_are_the_reports_own_json(report, tmp_path):
+    """The file is `model_dump_json(indent=2)` encoded, whatever the text holds (accents, a line separator)."""
+    case = {**report.cases[0], "input": "facture \u00e9mise \u2028 \u2713"}
+    unusual = report.model_copy(update={"cases": [case, *report.cases[1:]]})
+    for each in (report, unusual):
+        assert save_report(each, tmp_path / "r.json").read_bytes() == each.model_dump_json(indent=2).encode()
+
+
 def test_save_leaves_no_temporary_file(report, tmp_path):
     save_report(report, tmp_path / "report.json")
     assert [path.name for path in tmp_path.iterdir()] == ["report.json"]
@@ -35,10 +43,11 @@ def test_failed_save_keeps_the_previous_file(report, tmp_path, monkeypatch):
     path = save_report(report, tmp_path / "report.json")
     before = path.read_bytes()
 
-    def broken_dump(*args, **kwargs):
-        raise RuntimeError("disk full")
+    class BrokenSerializer:
+        def to_json(self, *args, **kwargs):
+            raise RuntimeError("disk full")
 
-    monkeypatch.setattr(StructuredOutputReport, "model_dump_json", broken_dump)
+    monkeypatch.setattr(StructuredOutputReport, "__pydantic_serializer__", BrokenSerializer())
     with pytest.raises(RuntimeError, match="disk full"):
         save_report(report, path)
     assert path.read_bytes() == before
