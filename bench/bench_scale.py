@@ -12,21 +12,19 @@ same documents, already read and validated, stickler as shipped. Every row is it
 floor, measured in the same interleaved rounds:
 
 - bare loop, stickler sped up: the same loop with `helpers.harness.fast_stickler` on;
-- `score_stored`, stickler as shipped: the score command's scoring step (the report Experiment
-  builds, in one thread) with the speed-up held off, so the harness's own cost shows; its ratio
-  to the floor is the harness's overhead (target 1.05x);
-- `score_stored`: the same with the speed-up on, which is what the command runs; its ratio to the
-  sped-up loop is the overhead on the fast path;
-- the score command in this process (`helpers.commands.score.main`: reading and validating both files,
-  scoring, printing the tables, writing `--out`), beside its own floor: reading the same files
-  the same way and the bare sped-up loop;
-- `--workers 2` and `--cluster local` (2 workers): `score_at_scale` as the command calls it,
-  engine start-up included, with the size rule deciding (a run too small is scored in one
-  process; the rows say which it chose).
+- read both files + loop: reading and validating the case and predictions files the way the
+  command does, then the bare loop, stickler as shipped and sped up: the command's own floor
+  ("same reading, same validation, imports aside");
+- the score command in this process (`helpers.commands.score.main`: reading and validating both
+  files, scoring, printing the tables, writing `--out`), in one process, with `--workers 2` and
+  with `--cluster local` (2 Dask workers), engine start-up included, the size rule deciding (a
+  run too small is scored in one process; the rows say where each ran);
+- the same two with `--fan-out always`: what the workers give when the rule keeps a run here.
 
 Each row shows wall seconds (median of `--rounds` interleaved rounds, with the range) and the
 CPU seconds of this process and its workers together (the work done, which the other load on a
-shared machine does not inflate). Sizes are measured one after another, each printed when done.
+shared machine does not inflate). Sizes are measured one after another, each printed when done,
+with the command's ratio to its floor and each fan-out's speed against the command in one process.
 The sizes include a small run (20 items, 100 documents), where start-up dominates.
 
 Then, each in a fresh process: the start-up of the command (`--help`) and of a worker (spawned:
@@ -34,7 +32,7 @@ its imports; forked: ready, one document scored and stopped) against `import pyd
 and the peak resident memory (`VmHWM`) of `python -m helpers.commands.score` on 1,000 documents of 20
 items to a compact results file, in one process and with `--workers 2`.
 
-Exit code 1 if any report differs from the bare loop's scores or from one process's report.
+Exit code 1 if any report differs from the bare loop's scores or from stickler as shipped.
 """
 
 from __future__ import annotations
@@ -61,27 +59,21 @@ from helpers.commands.score import main as score_main
 from helpers.harness import fast_stickler
 from helpers.harness.cases import load_cases, load_predictions
 from helpers.harness.scoring import score_stored
-from helpers.scale.batches import Scorer
-from helpers.scale.run import score_at_scale
 from walkthroughs.invoices import Invoice
 from walkthroughs.simulated_large import SCHEMA, simulated_run
 
 DEFAULT_SIZES = "1:2000,5:1000,20:1000,50:200,20:100"
 FLOOR = "bare stickler loop (as shipped)"
 FAST_LOOP = "bare loop, stickler sped up"
-READ_FLOOR = "read both files + sped-up loop"
-COMMAND = "score command, in this process"
-
-
-class _Quiet:
-    def start(self, total, engine):
-        self.engine = engine
-
-    def advance(self, documents, failed=0):
-        pass
-
-    def finish(self):
-        pass
+READ_FLOOR = "read both files + loop"
+READ_FAST = "read both files + sped-up loop"
+COMMAND = "score command, one process"
+FANNED = {
+    "--workers 2": ["--workers", "2"],
+    "--cluster local (2)": ["--cluster", "local", "--workers", "2"],
+    "--workers 2, --fan-out always": ["--workers", "2", "--fan-out", "always"],
+    "--cluster local (2), --fan-out always": ["--cluster", "local", "--workers", "2", "--fan-out", "always"],
+}
 
 
 def write_files(pairs: list, folder: Path) -> tuple[Path, Path]:
@@ -96,62 +88,114 @@ def write_files(pairs: list, folder: Path) -> tuple[Path, Path]:
     return cases, predictions
 
 
-def runs_for(pairs: list, folder: Path, engines: dict) -> tuple[dict, dict]:
-    cases = [case for case, _ in pairs]
-    outputs = {case.name: output for case, output in pairs}
+class ClusterRunner:
+    """A spawned process that runs the `--cluster` commands, so this one never runs Dask's threads.
+
+    Dask's client leaves a thread behind (its offload pool), and a process that runs a second
+    thread spawns its workers instead of forking them (`helpers.scale.pool.start_method`): every
+    `--workers` row after the first cluster would then pay the spawned start-up, which a user's
+    fresh command does not. The runner reports its own wall and CPU seconds (its Dask processes
+    included), and imports everything once, before any round.
+    """
+
+    def __enter__(self) -> ClusterRunner:
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        self.connection, child = context.Pipe()
+        self.process = context.Process(target=_run_commands, args=(child,))  # not a daemon: Dask starts processes
+        self.process.start()
+        child.close()
+        return self
+
+    def run(self, argv: list[str]) -> tuple[int, float, float, str]:
+        self.connection.send(argv)
+        return self.connection.recv()
+
+    def __exit__(self, *exc) -> None:
+        self.connection.send(None)
+        self.process.join(30)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(5)
+
+
+def _run_commands(connection) -> None:
+    """The runner's loop: run each command it is sent, reply with its exit code, seconds and output."""
+    while (argv := connection.recv()) is not None:
+        printed = io.StringIO()
+        gc.collect()
+        wall, cpu = time.perf_counter(), _cpu()
+        code = score_main(argv, out=printed)
+        connection.send((code, time.perf_counter() - wall, _cpu() - cpu, printed.getvalue()))
+
+
+def runs_for(pairs: list, folder: Path, engines: dict, runner: ClusterRunner) -> tuple[dict, dict]:
+    """The timed runs of one size; `kept` collects what each produced, `engines` where each fan-out ran.
+
+    A run returns None (timed here) or its own `(wall, cpu)` seconds (run in the cluster runner).
+    """
     spec = eval_for(Invoice)
-    evaluator = StructuredOutputSimilarity(Invoice)
     case_file, prediction_file = write_files(pairs, folder)
     argv = ["--schema", SCHEMA, "--cases", str(case_file), "--predictions", str(prediction_file)]
     kept: dict = {}
 
-    def loop():
-        return [spec.evaluate(case.expected_output, output).overall_score for case, output in pairs]
+    def loop(documents):
+        return [spec.evaluate(case.expected_output, output).overall_score for case, output in documents]
 
     def bare():
         with fast_stickler.shipped():
-            kept[FLOOR] = loop()
+            kept[FLOOR] = loop(pairs)
 
     def fast_loop():
-        kept[FAST_LOOP] = loop()
+        kept[FAST_LOOP] = loop(pairs)
 
-    def shipped():
-        with fast_stickler.shipped():
-            kept["shipped"] = score_stored(cases, outputs, evaluator)
-
-    def fast():
-        kept["score"] = score_stored(cases, outputs, evaluator)
+    def read():
+        cases = load_cases(case_file, Invoice)
+        predictions = load_predictions(prediction_file, Invoice, cases)
+        return [(case, predictions[case.name]) for case in cases]
 
     def read_and_loop():
-        read = load_cases(case_file, Invoice)
-        predictions = load_predictions(prediction_file, Invoice, read)
-        [spec.evaluate(case.expected_output, predictions[case.name]) for case in read]
+        with fast_stickler.shipped():
+            loop(read())
 
-    def command():
-        out = folder / "run.json"
-        if score_main([*argv, "--out", str(out)], out=io.StringIO()) != 0:
-            raise SystemExit("the score command failed")
-        kept[COMMAND] = out.read_text()
+    def read_and_fast_loop():
+        loop(read())
 
-    def scaled(workers, cluster):
+    def command(name, extra):
         def run():
-            quiet = _Quiet()
-            report = score_at_scale(pairs, Scorer(SCHEMA), workers=workers, cluster=cluster, progress=quiet).report
-            kept[(workers, cluster)] = report
-            engines[(workers, cluster)] = quiet.engine
+            out, printed, seconds = folder / "run.json", io.StringIO(), None
+            if "--cluster" in extra:
+                code, wall, cpu, text = runner.run([*argv, *extra, "--out", str(out)])
+                printed.write(text)
+                seconds = (wall, cpu)
+            else:
+                code = score_main([*argv, *extra, "--out", str(out)], out=printed)
+            if code != 0:
+                raise SystemExit(f"the score command failed:\n{printed.getvalue()}")
+            kept[name] = out.read_text()
+            engines[name] = _engine_line(printed.getvalue())
+            return seconds
 
         return run
 
-    return kept, {
+    runs = {
         FLOOR: bare,
         FAST_LOOP: fast_loop,
-        "score_stored, stickler as shipped": shipped,
-        "score_stored": fast,
         READ_FLOOR: read_and_loop,
-        COMMAND: command,
-        "--workers 2": scaled(2, None),
-        "--cluster local (2)": scaled(2, "local"),
+        READ_FAST: read_and_fast_loop,
+        COMMAND: command(COMMAND, []),
     }
+    runs |= {name: command(name, extra) for name, extra in FANNED.items()}
+    return kept, runs
+
+
+def _engine_line(printed: str) -> str:
+    """Where the command ran, from its final line (`scored N documents on ENGINE; ...`)."""
+    for line in printed.splitlines():
+        if line.startswith("scored ") and " on " in line:
+            return line.split(" on ", 1)[1].split(";")[0]
+    return "?"
 
 
 def _cpu() -> float:
@@ -163,8 +207,8 @@ def _cpu() -> float:
 def timed(run) -> tuple[float, float]:
     gc.collect()
     wall, cpu = time.perf_counter(), _cpu()
-    run()
-    return time.perf_counter() - wall, _cpu() - cpu
+    reported = run()
+    return reported if reported is not None else (time.perf_counter() - wall, _cpu() - cpu)
 
 
 def speed(sizes: list[tuple[int, int]], rounds: int, folder: Path) -> bool:
@@ -175,16 +219,18 @@ def speed(sizes: list[tuple[int, int]], rounds: int, folder: Path) -> bool:
         where = folder / f"{items}x{count}"
         where.mkdir()
         engines: dict = {}
-        kept, runs = runs_for(list(simulated_run(count, items)), where, engines)
-        wall: dict = {name: [] for name in runs}
-        cpu: dict = {name: [] for name in runs}
-        for _ in range(rounds):
-            for name, run in runs.items():
-                seconds, work = timed(run)
-                wall[name].append(seconds)
-                cpu[name].append(work)
+        pairs = list(simulated_run(count, items))
+        with ClusterRunner() as runner:
+            kept, runs = runs_for(pairs, where, engines, runner)
+            wall: dict = {name: [] for name in runs}
+            cpu: dict = {name: [] for name in runs}
+            for _ in range(rounds):
+                for name, run in runs.items():
+                    seconds, work = timed(run)
+                    wall[name].append(seconds)
+                    cpu[name].append(work)
         _print_size(items, count, runs, wall, cpu, engines)
-        same = _check(kept, engines) and same
+        same = _check(pairs, kept, engines) and same
     print(f"\n   load average after: {_load()}; every report identical: {'yes' if same else 'NO'}")
     return same
 
@@ -193,38 +239,38 @@ def _print_size(items: int, count: int, runs: dict, wall: dict, cpu: dict, engin
     floor = wall[FLOOR]
     rate = f"{count / median(floor):,.0f} documents/s on the floor"
     print(f"\n{items} line items, {count:,} documents ({rate}), load {_load()}")
-    print(f"  {'':<34} {'wall s':>20}  {'of the floor':>18}  {'CPU s':>6}  {'of the floor':>12}")
+    print(f"  {'':<38} {'wall s':>20}  {'of the floor':>18}  {'CPU s':>6}  {'of the floor':>12}")
     floor_cpu = median(cpu[FLOOR])
     for name in runs:
         work = median(cpu[name])
-        where = ""
-        if name.startswith("--"):
-            where = f"  [{engines[(2, None if name.startswith('--workers') else 'local')]}]"
+        where = f"  [{engines[name]}]" if name in FANNED else ""
         ratio = ratio_spread(wall[name], floor) if name != FLOOR else ""
-        print(f"  {name:<34} {spread(wall[name]):>20}  {ratio:>18}  {work:6.2f}  {work / floor_cpu:11.2f}x{where}")
+        print(f"  {name:<38} {spread(wall[name]):>20}  {ratio:>18}  {work:6.2f}  {work / floor_cpu:11.2f}x{where}")
     print(
-        f"  harness overhead: score_stored {ratio_spread(wall['score_stored'], wall[FAST_LOOP])} of the sped-up "
-        f"loop; the command {ratio_spread(wall[COMMAND], wall[READ_FLOOR])} of reading the files and that loop"
+        f"  the command: {ratio_spread(wall[COMMAND], wall[READ_FLOOR])} of reading the files + the loop as shipped, "
+        f"{ratio_spread(wall[COMMAND], wall[READ_FAST])} of reading them + the sped-up loop"
     )
-    for label in ("--workers 2", "--cluster local (2)"):
-        print(f"  {label}: {median(wall['score_stored']) / median(wall[label]):.2f}x as fast as one process")
+    for label in FANNED:
+        faster = [one / fanned for one, fanned in zip(wall[COMMAND], wall[label], strict=True)]
+        print(
+            f"  {label}: {median(wall[COMMAND]) / median(wall[label]):.2f}x as fast as one process "
+            f"(per round {min(faster):.2f}-{max(faster):.2f})"
+        )
 
 
-def _check(kept: dict, engines: dict) -> bool:
-    reference = kept["shipped"].model_dump_json()
+def _check(pairs: list, kept: dict, engines: dict) -> bool:
+    """Every score is the bare loop's, and every report the command wrote is stickler-as-shipped's."""
+    with fast_stickler.shipped():
+        outputs = {case.name: output for case, output in pairs}
+        reference = score_stored([case for case, _ in pairs], outputs, StructuredOutputSimilarity(Invoice))
     same = True
-    if kept["score"].scores != kept[FLOOR] or kept[FAST_LOOP] != kept[FLOOR]:
+    if reference.scores != kept[FLOOR] or kept[FAST_LOOP] != kept[FLOOR]:
         print("  SCORES DIFFER from the bare loop")
         same = False
-    if kept["score"].model_dump_json() != reference:
-        print("  REPORT DIFFERS from stickler as shipped")
-        same = False
-    if _sessionless(json.loads(kept[COMMAND])) != _sessionless(json.loads(reference)):
-        print("  THE COMMAND'S REPORT DIFFERS")
-        same = False
-    for key in ((2, None), (2, "local")):
-        if kept[key].model_dump_json() != reference:
-            print(f"  REPORT DIFFERS on {engines[key]}")
+    expected = _sessionless(json.loads(reference.model_dump_json()))
+    for name in (COMMAND, *FANNED):
+        if _sessionless(json.loads(kept[name])) != expected:
+            print(f"  THE REPORT DIFFERS: {name} [{engines.get(name, 'one process')}]")
             same = False
     return same
 

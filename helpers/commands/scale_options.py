@@ -206,7 +206,7 @@ def score_here(cases: list, predictions: dict, scorer: Any, engine: str, out: Te
 
     The failed cases come as `(name, reason)`: those the harness could not score.
     """
-    from helpers.harness.results import rows_from_report
+    from helpers.harness.results import failed_cases
     from helpers.harness.scoring import score_stored
     from helpers.scale.progress import progress_bar
 
@@ -214,7 +214,7 @@ def score_here(cases: list, predictions: dict, scorer: Any, engine: str, out: Te
     progress.start(len(cases), engine)
     try:
         report = score_stored(cases, predictions, scorer.evaluator())
-        failed = [(row.name, row.reason) for row in rows_from_report(report, counts=False) if row.status == "failed"]
+        failed = failed_cases(report)
         progress.advance(len(cases), len(failed))
     finally:
         progress.finish()

@@ -130,9 +130,20 @@ def row_from_case(
             )
         if detail.get("error") == "unreadable":
             return ResultRow(**base, status="unreadable", failures=UNREADABLE_FAILURES if failures else {})
-    if not outputs:
+    if not outputs:  # as `failed_cases` finds them
         return ResultRow(**base, status="failed")
     return ResultRow(**base, status="not_applicable")
+
+
+def failed_cases(report: StructuredOutputReport) -> list[tuple[str, str]]:
+    """`(name, reason)` of every case that failed before scoring: no evaluator rows (`row_from_case`'s "failed")."""
+    failed = []
+    for index, case in enumerate(report.cases):
+        if not (report.detailed_results[index] if index < len(report.detailed_results) else []):
+            failed.append(
+                (str(case.get("name") or f"case_{index}"), report.reasons[index] if index < len(report.reasons) else "")
+            )
+    return failed
 
 
 def rows_from_report(report: StructuredOutputReport, spec: Any = None, counts: bool = True) -> Iterator[ResultRow]:

@@ -18,8 +18,16 @@ from helpers.formats.results import (
     iter_results,
     read_header,
 )
-from helpers.harness.results import document_counts, results_frame, rows_from_report, sum_counts
-from helpers.harness.scoring import score_outputs_sync
+from helpers.harness.results import (
+    document_counts,
+    failed_cases,
+    results_frame,
+    rows_from_report,
+    scored_comparisons,
+    sum_counts,
+    totals,
+)
+from helpers.harness.scoring import score_outputs_sync, score_stored
 from walkthroughs.invoices import Invoice, reference_cases
 
 HEADER = ResultsHeader(schema="walkthroughs.invoices:Invoice")
@@ -46,6 +54,28 @@ def test_summed_counts_equal_report_metrics(report):
     assert [row.status for row in rows][-1] == "not_applicable"
     assert [row.score for row in rows] == report.scores
     assert [row.test_pass for row in rows] == report.test_passes
+
+
+def test_one_aggregation_of_the_comparisons_is_the_sum_of_the_rows(report):
+    """What a batch without a results file sends instead of per-row counts: the same numbers."""
+    rows = list(rows_from_report(report))
+    overall, paths = totals(scored_comparisons(report))
+    assert paths == sum_counts(rows)
+    assert overall == sum((row.overall for row in rows), Counts())
+    light = list(rows_from_report(report, counts=False))
+    assert all(row.counts == {} for row in light)
+    strip = {"counts", "overall"}
+    assert [row.model_dump(exclude=strip) for row in light] == [row.model_dump(exclude=strip) for row in rows]
+
+
+def test_failed_cases_are_the_rows_that_failed():
+    refs = reference_cases()
+    cases = [Case(name=ref.name, input=ref.broken, expected_output=ref.ground_truth) for ref in refs]
+    outputs = {ref.name: ref.prediction for ref in refs[1:]}  # the first has none: its task raises
+    report = score_stored(cases, outputs, StructuredOutputSimilarity(Invoice))
+    failed = [(row.name, row.reason) for row in rows_from_report(report) if row.status == "failed"]
+    assert failed_cases(report) == failed
+    assert [name for name, _ in failed] == [refs[0].name]
 
 
 def test_document_counts_match_row_counts(report):
