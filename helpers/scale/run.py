@@ -11,12 +11,17 @@ order, and `overall_score` by the same `calculate_overall_score`. `metrics()` th
 `aggregate_from_comparisons` over the same comparisons in the same order, so every rollup is
 equal to the one-process run, not approximately.
 
-Workers never lose to one process: a run whose estimated scoring time (`estimated_seconds`, from
-its size: documents and list-item pairs) would not win back the workers' start-up is scored in
-this process (`fan_out="auto"`, the default; `"always"` fans out whatever the size). Deciding
-from the size rather than scoring in the driver while workers start keeps every batch in a
-worker once workers were asked for, so a document that kills or hangs its scorer never takes
-the driver with it.
+Workers never lose to one process: a run whose estimated time on the workers (`worth_fanning_out`:
+scoring estimated from each document's list items and item pairs, plus the CPU cost of sending
+it to a worker and its result back, shared over the cores, plus the engine's start-up) is not
+`MARGIN` times shorter than in one process is scored in this process (`fan_out="auto"`, the
+default; `"always"` fans out whatever the size). A run kept here is scored straight from the
+driver's instances (`_score_here`): nothing is packed to JSON and rebuilt, as the workers' batches
+are. The rule decides from the run's size, before anything is scored, rather than scoring in the
+driver while the workers start: once a run is big enough to fan out, every batch goes to a worker,
+so a document that kills or hangs its scorer costs its batch, never the driver; and on a machine
+of two cores, a driver that scores while two workers start (each importing the libraries, which is
+CPU work) only takes cores from them.
 
 For runs too large to hold as one report, `keep_report=False` brings back only each document's
 compact row (score, verdict, per-field counts), written to the results file as batches arrive;
