@@ -107,27 +107,17 @@ def row_from_case(
     for output in outputs:
         detail = output.metadata or {}
         if detail.get("evaluated_by") == MARKER:
-            if not counts:
-                return ResultRow(
-                    **base,
-                    status="scored",
-                    precision=detail.get("precision"),
-                    recall=detail.get("recall"),
-                    f1=detail.get("f1"),
-                    field_scores=dict(detail.get("field_scores", {})),
-                )
-            overall, paths = _aggregate(detail["comparison"])
-            return ResultRow(
+            scored = {
                 **base,
-                status="scored",
-                precision=detail.get("precision"),
-                recall=detail.get("recall"),
-                f1=detail.get("f1"),
-                field_scores=dict(detail.get("field_scores", {})),
-                overall=overall,
-                counts=paths,
-                failures=failures(paths) if failures is not None else {},
-            )
+                "status": "scored",
+                **{key: detail.get(key) for key in ("precision", "recall", "f1")},
+                "field_scores": dict(detail.get("field_scores", {})),
+            }
+            if not counts:
+                return ResultRow(**scored)
+            overall, paths = _aggregate(detail["comparison"])
+            failed = failures(paths) if failures is not None else {}
+            return ResultRow(**scored, overall=overall, counts=paths, failures=failed)
         if detail.get("error") == "unreadable":
             return ResultRow(**base, status="unreadable", failures=UNREADABLE_FAILURES if failures else {})
     if not outputs:  # as `failed_cases` finds them
