@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import pytest
+from stickler.comparators.date import DateComparator
 from stickler.structured_object_evaluator.models.configuration_helper import ConfigurationHelper
 from stickler.structured_object_evaluator.models.structured_model import StructuredModel
 
@@ -47,28 +48,61 @@ def test_the_tuned_model_scores_identically_after_its_threshold_changes(monkeypa
     assert differences(pairs, WeightedInvoice) == []
 
 
+def swapped() -> tuple:
+    """The three functions the speed-up replaces, as they are now."""
+    return (
+        ConfigurationHelper.__dict__["get_comparison_info"],
+        StructuredModel.__dict__["compare_field_raw"],
+        DateComparator.__dict__["_parse"],
+    )
+
+
 def test_another_stickler_version_leaves_stickler_as_shipped(monkeypatch, capsys):
     fast_stickler.uninstall()
-    shipped = (ConfigurationHelper.__dict__["get_comparison_info"], StructuredModel.__dict__["compare_field_raw"])
+    shipped = swapped()
     monkeypatch.setattr(fast_stickler, "installed_version", lambda: "1.0.1")
     monkeypatch.setitem(fast_stickler._state, "notified", False)
     assert fast_stickler.install() is False
     assert fast_stickler.install() is False
     notice = capsys.readouterr().err.splitlines()
     assert len(notice) == 1 and "stickler-eval 1.0.1" in notice[0] and "verified on 1.0.0" in notice[0]
-    now = (ConfigurationHelper.__dict__["get_comparison_info"], StructuredModel.__dict__["compare_field_raw"])
-    assert now == shipped
+    assert swapped() == shipped
 
 
-def test_install_and_uninstall_swap_exactly_two_functions():
+def test_install_and_uninstall_swap_exactly_three_functions():
     fast_stickler.uninstall()
-    shipped = (ConfigurationHelper.__dict__["get_comparison_info"], StructuredModel.__dict__["compare_field_raw"])
+    shipped = swapped()
     assert fast_stickler.install() is True
-    assert ConfigurationHelper.__dict__["get_comparison_info"] is not shipped[0]
-    assert StructuredModel.__dict__["compare_field_raw"] is not shipped[1]
+    assert all(now is not before for now, before in zip(swapped(), shipped, strict=True))
     with fast_stickler.shipped():
-        assert (ConfigurationHelper.__dict__["get_comparison_info"], StructuredModel.__dict__["compare_field_raw"]) == (
-            shipped
-        )
+        assert swapped() == shipped
         assert fast_stickler.install() is False  # held off inside the block
-    assert StructuredModel.__dict__["compare_field_raw"] is not shipped[1]
+    assert all(now is not before for now, before in zip(swapped(), shipped, strict=True))
+
+
+class LateDates(DateComparator):
+    """A comparator that parses differently: the memo must not answer for it."""
+
+    def _try_parse_single(self, s, dayfirst):
+        return None
+
+
+def test_remembered_dates_answer_only_for_the_stock_comparator_and_its_settings():
+    fast_stickler.install()
+    stock, rejecting, late = DateComparator(), DateComparator(range_mode="reject"), LateDates()
+    for comparator in (stock, rejecting, late):
+        with fast_stickler.shipped():
+            before = [comparator.compare(a, b) for a, b in DATE_PAIRS]
+        assert [comparator.compare(a, b) for a, b in DATE_PAIRS] == before
+        assert [comparator.compare(a, b) for a, b in DATE_PAIRS] == before  # answered from the memo
+    assert late.compare("2026-01-02", "2026-01-02") == 0.0
+
+
+DATE_PAIRS = [
+    ("2026-01-02", "2026-01-02"),
+    ("01/02/2026", "02/01/2026"),
+    ("2026-01-02 to 2026-01-02", "2026-01-02"),
+    ("Jan 2026", "2026-01-15"),
+    ("2026-01-02 - 2026-01-09", "2026-01-05"),
+    ("not a date", "2026-01-02"),
+]
