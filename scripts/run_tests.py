@@ -15,10 +15,13 @@ Exit code: 0 when both runs pass, otherwise the unit tests' code if non-zero, el
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from scripts.notebooks import ONE_BLAS_THREAD
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTEST = str(Path(sys.executable).with_name("pytest"))
@@ -30,11 +33,14 @@ NOTEBOOKS = [PYTEST, *WORKERS, "--nbval", "--nbval-current-env", "-p", "no:cache
 
 
 def main(options: list[str]) -> int:
+    environment = os.environ | ONE_BLAS_THREAD
     with tempfile.TemporaryFile("w+", encoding="utf-8") as held:
-        notebooks = subprocess.Popen([*NOTEBOOKS, *options], cwd=ROOT, stdout=held, stderr=subprocess.STDOUT)
+        notebooks = subprocess.Popen(
+            [*NOTEBOOKS, *options], cwd=ROOT, stdout=held, stderr=subprocess.STDOUT, env=environment
+        )
         try:
             print(f"notebooks: `{' '.join(NOTEBOOKS[1:])}` runs beside the unit tests; its output follows them.")
-            unit = subprocess.run([*UNIT, *options], cwd=ROOT, check=False).returncode
+            unit = subprocess.run([*UNIT, *options], cwd=ROOT, check=False, env=environment).returncode
             notebook = notebooks.wait()
         finally:
             if notebooks.poll() is None:  # interrupted: stop the notebook run too, never leave it behind
