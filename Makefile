@@ -103,7 +103,7 @@ bench-scale: $(STAMP) ## score in one process, on 2 workers and a local Dask clu
 bench-identity: $(STAMP) ## The stickler speed-up's numbers against stickler's own on the fixtures and 10,000 documents
 	$(BIN)/python -m bench.bench_stickler_identity
 
-bench-notebooks: $(STAMP) ## make run against its floor (a kernel importing each notebook's libraries)
+bench-notebooks: $(STAMP) ## make run's command against its floor (the same command on each notebook's imports alone)
 	$(BIN)/python -m bench.bench_notebooks
 
 clean: ## Remove the environments and caches

@@ -117,7 +117,7 @@ def _multiplicity(indices: np.ndarray, dtype: type) -> np.ndarray:
     """
     size, documents = indices.shape
     block = max(1, BINCOUNT_BINS // documents)
-    multiplicity = np.empty((size, documents), dtype=dtype)
+    multiplicity: np.ndarray = np.empty((size, documents), dtype=dtype)
     for first in range(0, size, block):
         rows = indices[first : first + block]
         offsets = (rows + (np.arange(rows.shape[0]) * documents)[:, None]).ravel()
