@@ -250,20 +250,30 @@ def test_a_response_that_disagrees_with_its_events_is_refused_naming_the_call(tm
     data = json.loads((tmp_path / "city.json").read_text())
     data["calls"][1]["response"]["message"]["content"][0]["toolUse"]["input"]["city"] = "Paris"
     (tmp_path / "city.json").write_text(json.dumps(data))
-    with pytest.raises(FixtureError, match=r"call 2, field 'response' disagrees with the assembled events"):
+    with pytest.raises(
+        FixtureError,
+        match=r"call 2, field 'response': disagrees with the assembled events \(first difference at "
+        r"response.message.content\[0\].toolUse.input.city at character 0: assembled \"Oslo\", stored \"Paris\"\)",
+    ):
         load_exchange(tmp_path / "city.json")
 
 
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda d: d.update(format=3), "field 'format' is 3"),
-        (lambda d: d.update(match_on=["everything"]), "field 'match_on' must be a non-empty list of"),
+        (lambda d: d.update(format=3), "field 'format': is 3; it must be 2"),
+        (
+            lambda d: d.update(match_on=["everything"]),
+            """field 'match_on[0]': is "everything"; it must be one of system, tools""",
+        ),
         (
             lambda d: d["calls"][0]["events"].append({"nonsense": {}}),
-            "call 1, field 'events[21]' must be an object with one stream event key",
+            """call 1, field 'events[21]': is {"nonsense": {}}; it must be an object with one stream event key""",
         ),
-        (lambda d: d["calls"][0]["request"].pop("tools"), "call 1, field 'request' must hold exactly"),
+        (
+            lambda d: d["calls"][0]["request"].pop("tools"),
+            "call 1, field 'request.tools': is missing; it must be a list of the tool specs",
+        ),
     ],
 )
 def test_a_malformed_format_2_file_is_refused_naming_the_field(tmp_path, edit, message):
