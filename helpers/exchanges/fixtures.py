@@ -207,32 +207,32 @@ def _assembled(source: str, number: int, call: dict[str, Any], fix: str) -> Call
 
 def _check_output(exchange: Exchange, tool_name: str | None, output_model: type[BaseModel] | None, fix: str) -> None:
     """The exchange ends in `tool_name`'s output (in format 1, every tool use calls it), valid as `output_model`."""
-    unit = "turn" if exchange.format == 1 else "call"
     if exchange.format == 1 and tool_name is not None:
-        for number, turn in enumerate(exchange.turns, start=1):
-            name = turn.get("toolUse", {}).get("name", tool_name)
-            if name != tool_name:
-                problem = f"is {name!r}, not the model the notebook asks for ({tool_name!r})"
-                raise FixtureError(
-                    file_error(exchange.source, problem, fix, record=f"turn {number}", field="toolUse.name")
-                )
+        _check_tool_names(exchange, tool_name, fix)
     if exchange.format == FORMAT and tool_name is None:
         return  # nothing names the output tool, so nothing says which call ends in the output
     final = _final_output(exchange, tool_name)
-    if final is None:
-        if exchange.format == 1:
-            return  # a format-1 exchange of text turns only
+    if final is None and exchange.format == FORMAT:
         problem = f"no call ends in the structured output: neither a `{tool_name}` tool use nor a JSON object as text"
         raise FixtureError(file_error(exchange.source, problem, fix))
+    if final is None or output_model is None:
+        return  # a format-1 exchange of text turns only, or no model to check the output against
     number, where, output = final
-    if output_model is None:
-        return
     try:
         output_model.model_validate(output)
     except ValidationError as exc:
         field, what = validation_problem(exc, where)
         problem = f"does not validate as {output_model.__name__}: {what}"
+        unit = "turn" if exchange.format == 1 else "call"
         raise FixtureError(file_error(exchange.source, problem, fix, record=f"{unit} {number}", field=field)) from exc
+
+
+def _check_tool_names(exchange: Exchange, tool_name: str, fix: str) -> None:
+    for number, turn in enumerate(exchange.turns, start=1):
+        name = turn.get("toolUse", {}).get("name", tool_name)
+        if name != tool_name:
+            problem = f"is {name!r}, not the model the notebook asks for ({tool_name!r})"
+            raise FixtureError(file_error(exchange.source, problem, fix, record=f"turn {number}", field="toolUse.name"))
 
 
 def _final_output(exchange: Exchange, tool_name: str | None) -> tuple[int, tuple[str | int, ...], Any] | None:
@@ -244,24 +244,22 @@ def _final_output(exchange: Exchange, tool_name: str | None) -> tuple[int, tuple
     if exchange.recorded_calls is None:
         numbered = [(n, t["toolUse"]) for n, t in enumerate(exchange.turns, start=1) if "toolUse" in t]
         return (numbered[-1][0], ("toolUse", "input"), numbered[-1][1].get("input")) if numbered else None
-    for number in range(len(exchange.recorded_calls), 0, -1):
-        content = (exchange.recorded_calls[number - 1].response or {}).get("message", {}).get("content", [])
-        for index in range(len(content) - 1, -1, -1):
-            if content[index].get("toolUse", {}).get("name") == tool_name:
+    contents = [(call.response or {}).get("message", {}).get("content", []) for call in exchange.recorded_calls]
+    for number, content in reversed(list(enumerate(contents, start=1))):
+        for index, block in reversed(list(enumerate(content))):
+            if block.get("toolUse", {}).get("name") == tool_name:
                 return (
                     number,
                     ("response", "message", "content", index, "toolUse", "input"),
-                    content[index]["toolUse"].get("input"),
+                    block["toolUse"].get("input"),
                 )
-    content = (exchange.recorded_calls[-1].response or {}).get("message", {}).get("content", [])
-    texts = [index for index, block in enumerate(content) if "text" in block]
+    texts = [index for index, block in enumerate(contents[-1]) if "text" in block]
     try:
-        answer = json.loads("".join(content[index]["text"] for index in texts))
+        answer = json.loads("".join(contents[-1][index]["text"] for index in texts))
     except ValueError:
         return None
-    if not isinstance(answer, dict):
-        return None
-    return len(exchange.recorded_calls), ("response", "message", "content", texts[-1], "text"), answer
+    where = ("response", "message", "content", texts[-1], "text")
+    return (len(contents), where, answer) if isinstance(answer, dict) else None
 
 
 def turn_events(turn: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -283,3 +283,22 @@ def test_a_malformed_format_2_file_is_refused_naming_the_field(tmp_path, edit, m
     (tmp_path / "city.json").write_text(json.dumps(data))
     with pytest.raises(FixtureError, match=message.replace("[", r"\[").replace("]", r"\]")):
         load_exchange(tmp_path / "city.json")
+
+
+def test_a_format_2_output_that_does_not_validate_is_refused_naming_the_block_and_field(tmp_path):
+    record(tmp_path, answer_events(city="Oslo"))
+
+    class Population(BaseModel):
+        city: int
+
+    with pytest.raises(FixtureError) as caught:
+        load_exchange(tmp_path / "city.json", tool_name="Answer", output_model=Population)
+    assert "call 1, field 'response.message.content[0].toolUse.input.city': does not validate as Population" in str(
+        caught.value
+    )
+
+
+def test_a_format_2_file_that_never_answers_with_the_output_tool_is_refused(tmp_path):
+    record(tmp_path, answer_events())
+    with pytest.raises(FixtureError, match="no call ends in the structured output: neither a `Verdict` tool use"):
+        load_exchange(tmp_path / "city.json", tool_name="Verdict")
