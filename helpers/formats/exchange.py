@@ -60,8 +60,7 @@ from pydantic import (
 )
 
 from helpers.formats import json as strict_json
-from helpers.formats.errors import SHOWN, FormatError, field_path, file_error, first_error, refused, shown
-from helpers.formats.errors import problem as problem_of
+from helpers.formats.errors import SHOWN, FormatError, field_path, file_error, first_error, problem, refused, shown
 
 FORMAT = 2
 PROMPT_HASH_KEY = "prompt_sha256"
@@ -294,7 +293,7 @@ def check(data: Any, source: str, fix: str) -> TurnsFile | CallsFile:
         if len(loc) > 1 and loc[0] in ("turns", "calls") and isinstance(loc[1], int):
             record, loc = f"{str(loc[0])[:-1]} {loc[1] + 1}", loc[2:]
         field = field_path(loc, "") or None
-        raise FixtureError(file_error(source, problem_of(error, MUSTS), fix, record=record, field=field)) from None
+        raise FixtureError(file_error(source, problem(error, MUSTS), fix, record=record, field=field)) from None
 
 
 def reassemble(chunks: list[str]) -> Any:
