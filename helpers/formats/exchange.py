@@ -174,11 +174,15 @@ class Usage(_Shape):
 
 
 class Text(_Shape):
+    """A text block as streamed; it holds the usage only in a turn with no tool use."""
+
     chunks: Chunks
     usage: Usage | None = None
 
 
 class ToolUse(_Shape):
+    """A tool-use block: the input as streamed (`inputChunks`) and its assembled copy (`input`)."""
+
     name: NonEmpty
     toolUseId: NonEmpty
     inputChunks: Chunks
@@ -216,7 +220,7 @@ class Turn(_Shape):
         return block
 
     @model_validator(mode="after")
-    def _usage_once(self) -> Turn:
+    def _a_block_and_its_usage(self) -> Turn:
         if self.toolUse is None and self.text is None:
             raise ValueError(MUSTS["turns[]"])
         if self.toolUse is None and self.text is not None and self.text.usage is None:
@@ -253,6 +257,8 @@ class Request(_Shape):
 
 
 class CallRecord(_Shape):
+    """One model call of a format-2 file."""
+
     request: Request
     events: Annotated[list[StreamEvent], Field(min_length=1)]
     response: dict[str, Any]
@@ -266,9 +272,6 @@ class CallsFile(_Shape):
     match_on: Annotated[list[MatchPart], Field(min_length=1)] = list(DEFAULT_MATCH_ON)
     structured_output_by_provider: bool = False
     calls: Annotated[list[CallRecord], Field(min_length=1)]
-
-
-REQUEST_KEYS = tuple(Request.model_fields)
 
 
 def check(data: Any, source: str, fix: str) -> TurnsFile | CallsFile:
