@@ -14,8 +14,6 @@ from helpers.exchanges.replay import ReplayModel
 from helpers.files import REPO_ROOT
 from tests.servers.openai import OpenAIServer, text_step, tool_calls_step
 
-pytest.importorskip("openai")
-
 FOLDER = REPO_ROOT / "examples" / "your_own_agent"
 BASE = ["--schema", "purchase_order:PurchaseOrder", "--cases", "cases.jsonl"]
 KEY = "sk-local-never-stored"
@@ -33,6 +31,12 @@ def local():
 def not_a_model():
     return "gpt"
 '''
+
+
+@pytest.fixture(autouse=True)
+def openai_client():
+    """The real openai client, imported when a test here runs rather than when the file is collected."""
+    pytest.importorskip("openai")
 
 
 @pytest.fixture
