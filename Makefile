@@ -46,15 +46,19 @@ lab: $(STAMP) ## Open JupyterLab on 127.0.0.1 on .lab/, a git-ignored working co
 run: $(STAMP) ## Execute every notebook offline (replay mode) and report; rewrites nothing
 	$(BIN)/python scripts/notebooks.py run
 
-# The unit tests and the notebooks run as two pytest processes side by side (scripts/run_tests.py).
+define RUFF
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+endef
+
+# ruff takes a second; then the unit tests, the notebooks and mypy run side by side (scripts/run_tests.py).
 test: $(STAMP) ## Lint, unit tests, and every notebook compared cell by cell with its stored outputs
-	$(MAKE) --no-print-directory lint
+	$(RUFF)
 	$(BIN)/python scripts/run_tests.py
 
 # mypy keeps an incremental cache in .mypy_cache (git-ignored): a run after a small change re-checks little.
 lint: $(STAMP) ## ruff check and format check, notebooks included; mypy on the packages
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(RUFF)
 	$(BIN)/mypy
 
 format: $(STAMP) ## Apply ruff fixes and formatting

@@ -1,5 +1,6 @@
 """The commands' one error wrapper, exit-code table and missing-dependency message (`helpers.commands.exits`)."""
 
+import contextlib
 import io
 import os
 import shutil
@@ -8,7 +9,7 @@ import sys
 
 import pytest
 
-from helpers.commands import exits
+from helpers.commands import exits, score
 from helpers.errors import EvalError
 from helpers.files import REPO_ROOT
 from helpers.harness.cases import CaseFileError
@@ -34,18 +35,21 @@ def command(args, cwd, **options):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """The sample scored twice from its two hand-authored prediction files: two saved runs to compare."""
+    """The sample scored twice from its two hand-authored prediction files: two saved runs to compare.
+
+    Scored by the score command in this process (its own tests run it as a program); the tests
+    below run compare and report as programs on what it wrote.
+    """
     project = shutil.copytree(
         SAMPLE, tmp_path_factory.mktemp("exits") / "project", ignore=shutil.ignore_patterns("runs")
     )
-    for predictions, out in (("baseline_answers.jsonl", "old.json"), ("predictions_v2.jsonl", "new.json")):
-        done = command(
-            ["helpers.commands.score", *SCHEMA, "--predictions", predictions, "--out", out],
-            project,
-            capture_output=True,
-            text=True,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
+    sys.modules.pop("purchase_order", None)  # the copy's schema module, not one another test imported
+    with contextlib.chdir(project):
+        for predictions, out in (("baseline_answers.jsonl", "old.json"), ("predictions_v2.jsonl", "new.json")):
+            printed = io.StringIO()
+            code = score.main([*SCHEMA, "--predictions", predictions, "--out", out], out=printed)
+            assert code == exits.OK, printed.getvalue()
+    sys.modules.pop("purchase_order", None)
     return project
 
 
