@@ -144,7 +144,7 @@ def capture_task(
     model_id: str | None = None,
     note: str,
     label: str = "",
-    out: TextIO | None = None,
+    err: TextIO | None = None,
     match_on: Sequence[str] = DEFAULT_MATCH_ON,
     max_calls: int = DEFAULT_MAX_CALLS,
 ) -> dict[str, Any] | int:
@@ -159,8 +159,9 @@ def capture_task(
         the structured output, or the stream cannot be stored (the exception type and message are
         printed); `EXIT_NO_STRUCTURED_OUTPUT` if the model never produced the structured output
         (no `schema.__name__` tool call, no JSON answer) or ran into the bound on model calls.
+        Why is printed to `err` (standard error).
     """
-    out = out or sys.stdout
+    err = err or sys.stderr
     tool_name = schema.__name__
     recorder = RecordingModel(model, max_calls=max_calls)
     try:
@@ -168,16 +169,16 @@ def capture_task(
     except Exception as exc:  # credentials, access, region, throttling, a bound reached, a bug in the task
         limit = _in_chain(exc, ModelCallLimitError)
         if limit is not None or (isinstance(exc, StructuredOutputException) and not _answered(recorder, tool_name)):
-            return _no_structured_output(recorder, tool_name, label, out, limit)
-        return _failed(exc, _subject(label, "the task"), out)
+            return _no_structured_output(recorder, tool_name, label, err, limit)
+        return _failed(exc, _subject(label, "the task"), err)
     if result is None:
-        return _no_structured_output(recorder, tool_name, label, out, None)
+        return _no_structured_output(recorder, tool_name, label, err, None)
     problem = output_problem(result, schema)
     if problem is not None:
-        print(f"{_subject(label, 'the task')} {problem}.", file=out)
+        print(f"{_subject(label, 'the task')} {problem}.", file=err)
         return EXIT_AGENT_FAILED
     if not recorder.calls:
-        print(f"{_subject(label, 'the task')} made no model call to record.", file=out)
+        print(f"{_subject(label, 'the task')} made no model call to record.", file=err)
         return EXIT_AGENT_FAILED
     described = describe_model(model)
     provenance = {
@@ -202,7 +203,7 @@ def capture_task(
     try:
         parse_exchange(data, source=source, tool_name=tool_name, output_model=schema)
     except FixtureError as exc:
-        return _failed(exc, _subject(label, "storing the recording"), out)
+        return _failed(exc, _subject(label, "storing the recording"), err)
     return data
 
 
