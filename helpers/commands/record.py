@@ -35,7 +35,7 @@ EXIT_CODES = exits.epilog(
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
 EXIT_BAD_INPUT = exits.BAD_INPUT
-# helpers.exchanges.calls.DEFAULT_MATCH_ON and MATCH_PARTS, and recording.DEFAULT_MAX_CALLS (a test checks they agree).
+# helpers.formats.exchange.DEFAULT_MATCH_ON and MATCH_PARTS, and recording.DEFAULT_MAX_CALLS (a test checks they agree).
 DEFAULT_MATCH_ON = ("system", "tools", "tool_choice", "output_schema", "messages")
 MATCH_PARTS = ("system", "tools", "tool_choice", "output_schema", "messages", "user_text")
 DEFAULT_MAX_CALLS = 12

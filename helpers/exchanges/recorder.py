@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from helpers.commands import exits
-from helpers.exchanges.calls import DEFAULT_MATCH_ON
 from helpers.exchanges.cassettes import CassetteError, cassette_paths
 from helpers.exchanges.recording import DEFAULT_MAX_CALLS, EXIT_AGENT_FAILED, capture_task, commit_fixture
+from helpers.formats.exchange import DEFAULT_MATCH_ON
 
 
 def record_cases(

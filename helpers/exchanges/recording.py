@@ -35,17 +35,11 @@ from strands.types.tools import ToolSpec
 
 from helpers.commands import exits
 from helpers.errors import EvalError
-from helpers.exchanges.calls import DEFAULT_MATCH_ON, assemble, canonical_request, from_json, to_json
-from helpers.exchanges.fixtures import (
-    FORMAT,
-    PROMPT_HASH_KEY,
-    FixtureError,
-    parse_exchange,
-    prompt_sha256,
-    save_exchange,
-)
+from helpers.exchanges.calls import assemble, canonical_request, from_json, to_json
+from helpers.exchanges.fixtures import FixtureError, parse_exchange, prompt_sha256, save_exchange
 from helpers.exchanges.provenance import STAND_IN_FIELD, describe_model
 from helpers.exchanges.replay import AgentLoopModel, prompt_text
+from helpers.formats.exchange import DEFAULT_MATCH_ON, FORMAT, PROMPT_HASH_KEY
 
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY

@@ -449,7 +449,7 @@ def test_make_record_is_the_general_recorder_on_the_offline_invoice():
 
 
 def test_the_command_repeats_the_library_defaults_it_cannot_import_before_the_dependency_check():
-    from helpers.exchanges import calls
+    from helpers.formats import exchange
 
-    assert record.DEFAULT_MATCH_ON == calls.DEFAULT_MATCH_ON and record.MATCH_PARTS == calls.MATCH_PARTS
+    assert record.DEFAULT_MATCH_ON == exchange.DEFAULT_MATCH_ON and record.MATCH_PARTS == exchange.MATCH_PARTS
     assert record.DEFAULT_MAX_CALLS == recording.DEFAULT_MAX_CALLS

@@ -283,7 +283,7 @@ def test_download_failure_exits_2_naming_the_service_and_writes_nothing(serve, t
         (lambda path, query: (200, {}, b"[" * 100_000 + b"]" * 100_000), "nested too deeply"),
         (
             lambda path, query: rows_page(query, dict(PAGE, rows=[dict(PAGE["rows"][0], row_idx="first")])),
-            "row_idx is 'first'",
+            "field 'rows[0].row_idx': is \"first\"; it must be a non-negative integer",
         ),
     ],
     ids=["redirect loop", "deep body", "non-integer row index"],
