@@ -217,7 +217,7 @@ def _answered(recorder: RecordingModel, tool_name: str) -> bool:
 
 
 def _no_structured_output(
-    recorder: RecordingModel, tool_name: str, label: str, out: TextIO, limit: BaseException | None
+    recorder: RecordingModel, tool_name: str, label: str, err: TextIO, limit: BaseException | None
 ) -> int:
     """Print why no structured output came, naming tools the model called that it was not offered."""
     unoffered: dict[str, int] = {}
@@ -232,7 +232,7 @@ def _no_structured_output(
         line += f" in {recorder.max_calls} model calls (the bound per case)"
     if unoffered:
         line += "; it called tools it was not offered: " + ", ".join(f"{n!r} x{c}" for n, c in unoffered.items())
-    print(line + ".", file=out)
+    print(line + ".", file=err)
     return EXIT_NO_STRUCTURED_OUTPUT
 
 
@@ -346,23 +346,24 @@ def _payload_changes(old: Any, new: Any, path: str) -> list[str]:
     return [] if old == new else [f"{path}: {old!r} -> {new!r}"]
 
 
-def report_agent_failure(exc: BaseException, out: TextIO, subject: str = "The agent call") -> None:
+def report_agent_failure(exc: BaseException, err: TextIO, subject: str = "The agent call") -> None:
     """Print the exception type and message, its cause, and the notes Strands attaches.
 
     Strands adds the region and model id as notes, which is usually what tells a user
-    whether the credentials, the model access or the region is wrong.
+    whether the credentials, the model access or the region is wrong. Printed to `err`, the
+    command's standard error.
     """
-    print(f"{subject} failed: {type(exc).__name__}: {exc}", file=out)
+    print(f"{subject} failed: {type(exc).__name__}: {exc}", file=err)
     cause = exc.__cause__
     if cause is not None:
-        print(f"  caused by {type(cause).__name__}: {cause}", file=out)
+        print(f"  caused by {type(cause).__name__}: {cause}", file=err)
     for note in getattr(cause or exc, "__notes__", []):
-        print(f"  {note}", file=out)
+        print(f"  {note}", file=err)
     live = _bedrock_failure(exc)
     if live is not None:
         from helpers.services.bedrock import describe_bedrock_error
 
-        print(f"  {describe_bedrock_error(live)}", file=out)
+        print(f"  {describe_bedrock_error(live)}", file=err)
 
 
 def _bedrock_failure(exc: BaseException) -> BaseException | None:
@@ -374,8 +375,8 @@ def _bedrock_failure(exc: BaseException) -> BaseException | None:
     return bedrock_failure(exc)
 
 
-def _failed(exc: BaseException, subject: str, out: TextIO) -> int:
-    report_agent_failure(exc, out, subject)
+def _failed(exc: BaseException, subject: str, err: TextIO) -> int:
+    report_agent_failure(exc, err, subject)
     return EXIT_AGENT_FAILED
 
 
