@@ -46,15 +46,19 @@ lab: $(STAMP) ## Open JupyterLab on 127.0.0.1 on .lab/, a git-ignored working co
 run: $(STAMP) ## Execute every notebook offline (replay mode) and report; rewrites nothing
 	$(BIN)/python scripts/notebooks.py run
 
-# The unit tests and the notebooks run as two pytest processes side by side (scripts/run_tests.py).
+define RUFF
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+endef
+
+# ruff takes a second; then the unit tests, the notebooks and mypy run side by side (scripts/run_tests.py).
 test: $(STAMP) ## Lint, unit tests, and every notebook compared cell by cell with its stored outputs
-	$(MAKE) --no-print-directory lint
+	$(RUFF)
 	$(BIN)/python scripts/run_tests.py
 
 # mypy keeps an incremental cache in .mypy_cache (git-ignored): a run after a small change re-checks little.
 lint: $(STAMP) ## ruff check and format check, notebooks included; mypy on the packages
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(RUFF)
 	$(BIN)/mypy
 
 format: $(STAMP) ## Apply ruff fixes and formatting
@@ -103,7 +107,7 @@ bench-scale: $(STAMP) ## score in one process, on 2 workers and a local Dask clu
 bench-identity: $(STAMP) ## The stickler speed-up's numbers against stickler's own on the fixtures and 10,000 documents
 	$(BIN)/python -m bench.bench_stickler_identity
 
-bench-notebooks: $(STAMP) ## make run against its floor (a kernel importing each notebook's libraries)
+bench-notebooks: $(STAMP) ## make run's command against its floor (the same command on each notebook's imports alone)
 	$(BIN)/python -m bench.bench_notebooks
 
 clean: ## Remove the environments and caches

@@ -1,114 +1,134 @@
-"""Benchmark: `make run` (every notebook executed in replay mode, two at a time) against its floor, in one run.
+"""Benchmark: `make run` against its floor, both run by `make run`'s own command, in one run.
 
     python -m bench.bench_notebooks                 every notebook, 3 interleaved rounds
     python -m bench.bench_notebooks --rounds 5
     python -m bench.bench_notebooks NAME.ipynb ...  pick notebooks
 
-Run from the repository root (`make bench` does): it uses the runner of `make run`
-(`scripts/notebooks.py`), so both timings go through the same nbclient path and kernel options,
-`--jobs` at a time (default 2, as `make run`).
+Run from the repository root (`make bench-notebooks` does).
 
-- floor: per notebook, a fresh kernel executing one cell that holds only that notebook's import
-  statements (every top-level `import` / `from ... import` of its code cells). It is what any
-  run of the notebook must pay: starting a kernel and loading the libraries it uses.
-- real: the notebook executed top to bottom, as `make run` does.
+- real: `python scripts/notebooks.py run [NAME ...]`, the command `make run` runs, in a fresh
+  process: every notebook in a fresh kernel, in replay mode, two at a time.
+- floor: the same command on stand-in notebooks, one per notebook, each a single cell holding
+  that notebook's magics (`%matplotlib inline`) and every top-level `import` / `from ... import`
+  of its code cells. It is what any run of the notebooks must pay, however fast their cells: the
+  command's own start, a kernel per notebook, and the libraries each notebook loads, two at a
+  time as `make run` does.
 
-Each round runs every floor notebook `--jobs` at a time, then every real notebook the same way
-(the wall time of the whole set, as `make run` takes it), and the rounds alternate. It prints
-the median of the rounds with the range, the per-notebook medians (each notebook's own time
-inside its set), and the ratio real / floor of the set (target: at most 1.8x). Wall-clock
-seconds under whatever other load the machine has; the ratio is measured under the same load.
-Exit code 1 if a notebook fails to run.
+Each round times the floor, then the real run, and the rounds alternate, so drifting load falls
+on both alike. It prints, for each, the median wall seconds of the rounds with their range and the
+median CPU seconds (user + system of the command and the kernels it started); per notebook, the
+median of the seconds the command reports for it (each notebook's own time, beside another); and
+the ratio real / floor of the wall medians, with the range of the per-round ratios (target: at
+most 1.8x). The load average is printed before and after: on a shared machine wall seconds move
+with it, the ratio much less. Exit code 1 if a notebook fails to run.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import os
+import re
+import resource
+import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
 
-from bench.timing import median, ratio_spread, spread
+from bench.timing import MIN_ROUNDS, median, ratio_spread, spread
 from scripts import notebooks
 
 TARGET_RATIO = 1.8
+COMMAND = [sys.executable, str(notebooks.ROOT / "scripts" / "notebooks.py"), "run"]
+REPORTED = re.compile(r"^ok\s+(?P<name>\S+): ran \d+ code cells in (?P<seconds>[\d.]+) s")
 
 
-def import_lines(path: Path) -> list[str]:
-    """Every top-level import statement of the notebook's code cells, in order, once each."""
-    lines: list[str] = []
+def floor_cell(path: Path) -> str:
+    """The notebook's magics and top-level import statements, in order, once each: one cell's source."""
+    magics: list[str] = []
+    imports: list[str] = []
     flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT  # cells may `await` at top level
     for cell in nbformat.read(path, as_version=4).cells:
         if cell.cell_type != "code":
             continue
-        source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
-        tree = compile(source, str(path), "exec", flags=flags)
-        for node in tree.body:
-            if isinstance(node, ast.Import | ast.ImportFrom) and ast.unparse(node) not in lines:
-                lines.append(ast.unparse(node))
-    return lines
+        lines = cell.source.splitlines()
+        magics += [line for line in lines if line.startswith("%") and line not in magics]
+        source = "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))
+        for node in compile(source, str(path), "exec", flags=flags).body:
+            if isinstance(node, ast.Import | ast.ImportFrom) and ast.unparse(node) not in imports:
+                imports.append(ast.unparse(node))
+    return "\n".join(magics + imports)
 
 
 def floor_notebook(path: Path, folder: Path) -> Path:
-    """A one-cell notebook holding `path`'s imports, beside nothing else (its folder is temporary)."""
+    """A one-cell notebook of `path`'s magics and imports, under `path`'s own name in `folder`."""
     probe = nbformat.v4.new_notebook()
-    probe.cells = [nbformat.v4.new_code_cell("\n".join(import_lines(path)))]
-    target = folder / f"floor_{path.name}"
+    probe.cells = [nbformat.v4.new_code_cell(floor_cell(path))]
+    target = folder / path.name
     nbformat.write(probe, target)
     return target
 
 
-def timed(path: Path) -> float:
+def run_command(paths: list[Path]) -> tuple[float, float, dict[str, float]]:
+    """Wall and CPU seconds of `scripts/notebooks.py run PATHS`, and the seconds it reports per notebook.
+
+    CPU is user + system of the command and every process it waited for (its kernels).
+
+    Raises:
+        SystemExit: If the command fails; its output is printed.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    notebooks.execute(path)
-    return time.perf_counter() - started
+    done = subprocess.run([*COMMAND, *map(str, paths)], cwd=notebooks.ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        print(done.stdout + done.stderr, end="")
+        raise SystemExit(1)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    each = {match["name"]: float(match["seconds"]) for match in map(REPORTED.match, done.stdout.splitlines()) if match}
+    return wall, cpu, each
 
 
-def timed_set(paths: list[Path], jobs: int) -> tuple[float, list[float]]:
-    """Wall seconds of running `paths` `jobs` at a time (as `make run`), and each notebook's own seconds."""
-    started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        each = list(pool.map(timed, paths))
-    return time.perf_counter() - started, each
+def load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebook", nargs="*", help="notebook paths or names (default: all)")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds, at least 3 (default 3)")
-    parser.add_argument("--jobs", type=int, default=2, help="notebooks at once, as `make run` (default 2)")
+    parser.add_argument(
+        "--rounds", type=int, default=MIN_ROUNDS, help=f"interleaved rounds, at least {MIN_ROUNDS} (default)"
+    )
     args = parser.parse_args(argv)
-    if args.rounds < 3:
-        parser.error("--rounds must be at least 3")
+    if args.rounds < MIN_ROUNDS:
+        parser.error(f"--rounds must be at least {MIN_ROUNDS}")
     paths = notebooks.notebooks(args.notebook)
-    totals: dict[str, list[float]] = {"floor": [], "real": []}
-    each: dict[str, list[list[float]]] = {"floor": [], "real": []}
+    print(f"load average before: {load()}; {os.cpu_count()} cores; timing `python scripts/notebooks.py run`")
+    wall: dict[str, list[float]] = {"floor": [], "real": []}
+    cpu: dict[str, list[float]] = {"floor": [], "real": []}
+    each: dict[str, list[dict[str, float]]] = {"floor": [], "real": []}
     with tempfile.TemporaryDirectory() as folder:
-        probes = [floor_notebook(path, Path(folder)) for path in paths]
-        try:
-            for _ in range(args.rounds):  # alternating, so drifting load hits both alike
-                for kind, run in (("floor", probes), ("real", paths)):
-                    total, seconds = timed_set(run, args.jobs)
-                    totals[kind].append(total)
-                    each[kind].append(seconds)
-        except notebooks.NotebookFailed as exc:
-            print(f"FAIL {exc}")
-            return 1
-    for index, path in enumerate(paths):
-        floor = median(round_[index] for round_ in each["floor"])
-        real = median(round_[index] for round_ in each["real"])
-        print(f"{path.name:<40} imports {len(import_lines(path)):>3}  floor {floor:6.1f} s  real {real:6.1f} s  "
-              f"ratio {real / floor:5.2f}x  (medians, {args.jobs} at a time)")  # fmt: skip
-    ratio = median(totals["real"]) / median(totals["floor"])
+        runs = {"floor": [floor_notebook(path, Path(folder)) for path in paths], "real": paths}
+        for _ in range(args.rounds):  # alternating, so drifting load hits both alike
+            for kind, run in runs.items():
+                seconds, used, reported = run_command(run)
+                wall[kind].append(seconds)
+                cpu[kind].append(used)
+                each[kind].append(reported)
+    for path in paths:
+        floor, real = (median(round_[path.name] for round_ in each[kind]) for kind in ("floor", "real"))
+        print(f"{path.name:<40} floor {floor:5.1f} s  real {real:5.1f} s  ratio {real / floor:5.2f}x  (medians)")
+    for kind in ("floor", "real"):
+        print(f"{kind:>5}: wall {spread(wall[kind], 1)} s, CPU {spread(cpu[kind], 1)} s (user + system)")
+    ratio = median(wall["real"]) / median(wall["floor"])
     verdict = "within" if ratio <= TARGET_RATIO else "above"
-    print(f"all {len(paths)} notebooks, {args.jobs} at a time (as make run): floor {spread(totals['floor'], 1)} s, "
-          f"real {spread(totals['real'], 1)} s, ratio {ratio_spread(totals['real'], totals['floor'])} "
-          f"({verdict} the {TARGET_RATIO:g}x target; medians of {args.rounds} rounds, range)")  # fmt: skip
+    walls, cpus = ratio_spread(wall["real"], wall["floor"]), ratio_spread(cpu["real"], cpu["floor"])
+    print(f"make run / floor: {walls} wall ({verdict} the {TARGET_RATIO:g}x target), {cpus} CPU; medians, range")
+    print(f"load average after: {load()}")
     return 0
 
 

@@ -35,6 +35,10 @@ from helpers.mode import OFFLINE_ENV
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "examples" / "notebooks"
 TIMEOUT_SECONDS = 300
+# numpy's OpenBLAS runs every matrix product on one thread per core. With two kernels (or four test
+# workers) already on two cores, those threads wait for each other's time slices: a 500 x 60 product,
+# the bootstrap's, took 15 ms instead of 0.15 ms. Kernels, and `make test`'s runs, use one each.
+ONE_BLAS_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 KERNEL_METADATA = {
     "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
     "language_info": {"name": "python"},
@@ -106,8 +110,8 @@ def store(notebook: nbformat.NotebookNode, path: Path) -> bool:
 
 
 def execute(path: Path) -> nbformat.NotebookNode:
-    """Run a notebook top to bottom in a fresh kernel, in replay mode, from its own folder."""
-    os.environ.update(OFFLINE_ENV)
+    """Run a notebook top to bottom in a fresh kernel, in replay mode, on one BLAS thread, from its own folder."""
+    os.environ.update(OFFLINE_ENV | ONE_BLAS_THREAD)
     notebook = read(path)
     code = [index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
     running = {"cell": None}

@@ -25,6 +25,7 @@ from helpers.formats import COUNTS
 
 CHUNK_ELEMENTS = 2_000_000  # indices drawn per chunk: bounds the working memory to tens of megabytes
 IMPROVED, REGRESSED, NO_CLEAR_CHANGE = "improved", "regressed", "no clear change"
+BINCOUNT_BINS = 1 << 16  # bins per bincount call: documents x resamples counted at once, within cache
 SPREAD_FLOOR = 1e-12  # a standard error this small (relative to the estimate) is float rounding of no change
 
 
@@ -103,13 +104,26 @@ def resample_sums(
         for column in range(scores.shape[1]):
             means[start : start + size, column] = scores[:, column][indices].mean(axis=1)
         if columns.shape[1]:
-            # One bincount per resample: its bins fit in cache, where one over the whole chunk's
-            # offset indices scatters across size x documents bins and runs several times slower.
-            multiplicity = np.empty((size, documents), dtype=dtype)
-            for row in range(size):
-                multiplicity[row] = np.bincount(indices[row], minlength=documents)
-            sums[start : start + size] = np.rint(multiplicity @ columns).astype(np.int64)
+            sums[start : start + size] = np.rint(_multiplicity(indices, dtype) @ columns).astype(np.int64)
     return means, sums[:, inverse]
+
+
+def _multiplicity(indices: np.ndarray, dtype: type) -> np.ndarray:
+    """How often each resample (row) drew each document: one bincount per block of rows.
+
+    A block's bins (rows x documents) stay within `BINCOUNT_BINS`, so they fit in cache: one
+    bincount over a whole chunk of a large run scatters across millions of bins and runs several
+    times slower, while one call per row of a small run (60 documents) is all call overhead.
+    """
+    size, documents = indices.shape
+    block = max(1, BINCOUNT_BINS // documents)
+    multiplicity: np.ndarray = np.empty((size, documents), dtype=dtype)
+    for first in range(0, size, block):
+        rows = indices[first : first + block]
+        offsets = (rows + (np.arange(rows.shape[0]) * documents)[:, None]).ravel()
+        counted = np.bincount(offsets, minlength=rows.size).reshape(rows.shape)
+        multiplicity[first : first + rows.shape[0]] = counted
+    return multiplicity
 
 
 def _distinct_columns(matrices: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, type]:

@@ -1,5 +1,6 @@
 """The commands' one error wrapper, exit-code table and missing-dependency message (`helpers.commands.exits`)."""
 
+import contextlib
 import io
 import os
 import shutil
@@ -8,7 +9,7 @@ import sys
 
 import pytest
 
-from helpers.commands import exits
+from helpers.commands import exits, score
 from helpers.errors import EvalError
 from helpers.files import REPO_ROOT
 from helpers.harness.cases import CaseFileError
@@ -34,18 +35,21 @@ def command(args, cwd, **options):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """The sample scored twice from its two hand-authored prediction files: two saved runs to compare."""
+    """The sample scored twice from its two hand-authored prediction files: two saved runs to compare.
+
+    Scored by the score command in this process (its own tests run it as a program); the tests
+    below run compare and report as programs on what it wrote.
+    """
     project = shutil.copytree(
         SAMPLE, tmp_path_factory.mktemp("exits") / "project", ignore=shutil.ignore_patterns("runs")
     )
-    for predictions, out in (("baseline_answers.jsonl", "old.json"), ("predictions_v2.jsonl", "new.json")):
-        done = command(
-            ["helpers.commands.score", *SCHEMA, "--predictions", predictions, "--out", out],
-            project,
-            capture_output=True,
-            text=True,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
+    sys.modules.pop("purchase_order", None)  # the copy's schema module, not one another test imported
+    with contextlib.chdir(project):
+        for predictions, out in (("baseline_answers.jsonl", "old.json"), ("predictions_v2.jsonl", "new.json")):
+            printed = io.StringIO()
+            code = score.main([*SCHEMA, "--predictions", predictions, "--out", out], out=printed)
+            assert code == exits.OK, printed.getvalue()
+    sys.modules.pop("purchase_order", None)
     return project
 
 
@@ -155,3 +159,33 @@ def test_each_help_lists_its_codes_from_the_one_table(name):
     assert "141 standard output was closed early" in text and "130 interrupted" in text
     if any(code == exits.MISSING_DEPENDENCY for code, _ in exits.TABLE[name]) and name not in ("compare", "report"):
         assert "`pip install .` from the project's checkout (in the repository: `make setup`)" in text
+
+
+BAD_INPUTS = {
+    "score": ([*SCHEMA, "--predictions", "absent.jsonl"], "--predictions absent.jsonl: no such file"),
+    "record": (
+        ["--schema", "purchase_order:PurchaseOrder", "--cases", "absent.jsonl", "--task", "extract:task"]
+        + ["--cassettes", "cassettes"],
+        "absent.jsonl: no case file here (check --cases). Nothing was written.",
+    ),
+    "compare": (["absent.json", "absent.json"], "absent.json: no saved report here"),
+    "report": (["absent.json"], "RUN absent.json: no such file"),
+    "stand-in": ([*SCHEMA, "--predictions", "absent.jsonl", "--port", "0"], "The stand-in did not start."),
+    "power": (["absent.json", "--target", "total.f1"], "error: absent.json: no saved report here"),
+    "fcc-record": (
+        ["--timeout", "0", "--snapshot", "fcc/snapshot.json", "--cases", "fcc/cases.jsonl", "--exchanges", "fcc/x"],
+        "Refused: timeout=0.0 is out of range",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_command_prints_a_bad_input_to_standard_error_and_nothing_to_standard_output(name, tmp_path):
+    """`eval-score ... > table.txt`: the table file stays empty and the error stays on the screen."""
+    project = shutil.copytree(SAMPLE, tmp_path / "project")
+    args, message = BAD_INPUTS[name]
+    done = command([COMMANDS[name], *args], project, capture_output=True, text=True)
+    assert done.returncode == exits.BAD_INPUT, done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout == ""
+    assert sorted(path.name for path in project.iterdir()) == sorted(path.name for path in SAMPLE.iterdir())

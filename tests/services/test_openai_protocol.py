@@ -12,9 +12,8 @@ from helpers.commands import record, score
 from helpers.exchanges.fixtures import load_exchange
 from helpers.exchanges.replay import ReplayModel
 from helpers.files import REPO_ROOT
+from tests.commands.streams import outcome
 from tests.servers.openai import OpenAIServer, text_step, tool_calls_step
-
-pytest.importorskip("openai")
 
 FOLDER = REPO_ROOT / "examples" / "your_own_agent"
 BASE = ["--schema", "purchase_order:PurchaseOrder", "--cases", "cases.jsonl"]
@@ -33,6 +32,12 @@ def local():
 def not_a_model():
     return "gpt"
 '''
+
+
+@pytest.fixture(autouse=True)
+def openai_client():
+    """The real openai client, imported when a test here runs rather than when the file is collected."""
+    pytest.importorskip("openai")
 
 
 @pytest.fixture
@@ -114,11 +119,11 @@ def test_a_model_answering_in_text_only_ends_with_exit_3_after_the_forced_retry(
     with OpenAIServer() as server:
         monkeypatch.setenv("LOCAL_OPENAI_URL", server.url + "/v1")
         server.script = [text_step("I cannot read this order."), text_step("Still cannot.")]
-        out = io.StringIO()
         argv = [*BASE, "--task", "extract:task", "--cassettes", "cassettes", "--model", "models:local"]
-        assert record.main(argv, out=out) == 3, out.getvalue()
+        code, printed = outcome(record.main, argv)
+        assert code == 3, printed
     assert len(server.requests) == 2
-    assert "never called the structured-output tool 'PurchaseOrder'" in out.getvalue()
+    assert "never called the structured-output tool 'PurchaseOrder'" in printed
     assert not (project / "cassettes").exists() or not list((project / "cassettes").iterdir())
 
 
@@ -131,7 +136,7 @@ def test_a_model_answering_in_text_only_ends_with_exit_3_after_the_forced_retry(
     ],
 )
 def test_a_bad_factory_is_bad_input_before_any_call(project, spec, message):
-    out = io.StringIO()
     argv = [*BASE, "--task", "extract:task", "--cassettes", "cassettes", "--model", spec]
-    assert record.main(argv, out=out) == 2
-    assert message in out.getvalue() and "Nothing was written." in out.getvalue()
+    code, printed = outcome(record.main, argv)
+    assert code == 2
+    assert message in printed and "Nothing was written." in printed
