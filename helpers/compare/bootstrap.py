@@ -74,7 +74,12 @@ def bootstrap_indices(documents: int, resamples: int = RESAMPLES, seed: int = SE
 
 
 def resample_sums(
-    scores: np.ndarray, counts: np.ndarray | Sequence[np.ndarray], resamples: int = RESAMPLES, seed: int = SEED
+    scores: np.ndarray,
+    counts: np.ndarray | Sequence[np.ndarray],
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    *,
+    groups: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every resample's mean score per score column and sum per count column, sharing one draw.
 
@@ -83,6 +88,9 @@ def resample_sums(
             gathered exactly as a plain `scores[indices].mean()` would compute them.
         counts: documents x K whole numbers, or several such matrices side by side (one per
             run, never concatenated); resampled sums are `multiplicity @ counts`.
+        groups: each document's row of `counts`, when documents share rows: `counts` then holds
+            one row per group, and a resample's sums are how often it drew each group times the
+            group's row, so the product is over groups, not documents.
 
     Returns:
         `(resamples x S means, resamples x K sums)`, K over all the count matrices; the sums are int64.
@@ -92,34 +100,46 @@ def resample_sums(
     """
     documents = scores.shape[0]
     _check(documents, resamples)
-    columns, inverse, dtype = _distinct_columns([counts] if isinstance(counts, np.ndarray) else list(counts))
+    matrices = [counts] if isinstance(counts, np.ndarray) else list(counts)
+    columns, inverse, dtype = _distinct_columns(matrices, documents)
     means = np.empty((resamples, scores.shape[1]), dtype=np.float64)
     sums = np.empty((resamples, columns.shape[1]), dtype=np.int64)
     rows = max(2, (CHUNK_ELEMENTS // documents) // 2 * 2)
     generator = np.random.default_rng(seed)
+    score_columns = [np.ascontiguousarray(scores[:, column], dtype=np.float64) for column in range(scores.shape[1])]
+    gathered = np.empty((rows, documents), dtype=np.float64)
     for start in range(0, resamples, rows):
         size = min(rows, resamples - start)
         indices = generator.integers(0, documents, size=(size, documents))
-        for column in range(scores.shape[1]):
-            means[start : start + size, column] = scores[:, column][indices].mean(axis=1)
+        for column, values in enumerate(score_columns):
+            # `values[indices].mean(axis=1)`'s own sum and division, gathered into one buffer kept across chunks
+            picked = np.take(values, indices, out=gathered[:size])
+            means[start : start + size, column] = np.add.reduce(picked, axis=1) / documents
         if columns.shape[1]:
-            # One bincount per resample: its bins fit in cache, where one over the whole chunk's
-            # offset indices scatters across size x documents bins and runs several times slower.
-            multiplicity = np.empty((size, documents), dtype=dtype)
-            for row in range(size):
-                multiplicity[row] = np.bincount(indices[row], minlength=documents)
-            sums[start : start + size] = np.rint(multiplicity @ columns).astype(np.int64)
+            sums[start : start + size] = _draw_sums(indices if groups is None else groups[indices], columns, dtype)
     return means, sums[:, inverse]
 
 
-def _distinct_columns(matrices: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, type]:
+def _draw_sums(drawn: np.ndarray, columns: np.ndarray, dtype: type) -> np.ndarray:
+    """Each resample's sums: how often it drew each row of `columns` (one bincount a resample) times the rows.
+
+    One bincount per resample keeps its bins in cache, where one over the whole chunk's offset
+    indices scatters across resamples x rows bins and runs several times slower.
+    """
+    multiplicity = np.empty((drawn.shape[0], columns.shape[0]), dtype=dtype)
+    for row in range(drawn.shape[0]):
+        multiplicity[row] = np.bincount(drawn[row], minlength=columns.shape[0])
+    return np.rint(multiplicity @ columns).astype(np.int64)
+
+
+def _distinct_columns(matrices: Sequence[np.ndarray], documents: int) -> tuple[np.ndarray, np.ndarray, type]:
     """The distinct count columns, where each column of the matrices side by side is among them, and the dtype.
 
     Many columns repeat (line-item leaves often count the same true positives; tn is zero
     throughout), and at 100,000 documents the product is bound by reading this matrix once per
     chunk, so each distinct column is summed once. Columns are told apart by their bytes, one at
     a time, so no second copy of the matrices is made. float32 is exact while every partial sum
-    stays below 2**24 (a resample's sum is at most documents x the largest count); float64 is
+    stays below 2**24 (a resample's sum is at most `documents` x the largest count); float64 is
     exact below 2**53, which `helpers.compare.reading.MAX_COUNT` keeps.
     """
     first: dict[bytes, int] = {}
@@ -133,10 +153,10 @@ def _distinct_columns(matrices: Sequence[np.ndarray]) -> tuple[np.ndarray, np.nd
                 first[key] = len(picked)
                 picked.append(values)
             inverse.append(first[key])
-    documents = matrices[0].shape[0] if matrices else 0
+    rows = matrices[0].shape[0] if matrices else 0
     largest = max((int(values.max(initial=0)) for values in picked), default=0)
     dtype = np.float32 if documents * largest < 2**24 else np.float64
-    distinct = np.empty((documents, len(picked)), dtype=dtype)
+    distinct = np.empty((rows, len(picked)), dtype=dtype)
     for index, values in enumerate(picked):
         distinct[:, index] = values
     return distinct, np.array(inverse, dtype=np.intp), dtype
