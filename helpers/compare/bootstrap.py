@@ -23,7 +23,9 @@ import numpy as np
 from helpers.compare.params import CONFIDENCE, RESAMPLES, SEED, CompareError, check_confidence, check_resamples
 from helpers.formats import COUNTS
 
-CHUNK_ELEMENTS = 2_000_000  # indices drawn per chunk: bounds the working memory to tens of megabytes
+# Indices drawn per chunk: bounds the working memory, and keeps each chunk's indices (3 MB) and
+# what is gathered from them in cache between the passes over them (2,000,000 ran 20% slower).
+CHUNK_ELEMENTS = 400_000
 IMPROVED, REGRESSED, NO_CLEAR_CHANGE = "improved", "regressed", "no clear change"
 SPREAD_FLOOR = 1e-12  # a standard error this small (relative to the estimate) is float rounding of no change
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from helpers.compare.params import CompareError
 from helpers.formats import COUNTS, RESULTS_FORMAT
 from helpers.formats.json import skip_blanks
-from helpers.harness.names import name_problem
+from helpers.harness.names import MAX_NAME_CHARS, name_problem
 
 if TYPE_CHECKING:
     import numpy as np
@@ -151,7 +151,8 @@ class Documents(Mapping[str, Document]):
         """The scores (float64) and shape numbers (intp) of the documents named, in that order."""
         import numpy as np
 
-        positions = np.fromiter(map(self.position.__getitem__, names), dtype=np.intp)
+        names = names if isinstance(names, Sequence) else list(names)
+        positions = np.fromiter(map(self.position.__getitem__, names), dtype=np.intp, count=len(names))
         scores = np.frombuffer(self._scores, dtype=np.float64)[positions]
         return scores, np.frombuffer(self._shape_numbers, dtype=np.int64)[positions].astype(np.intp)
 
@@ -306,15 +307,21 @@ class _Shapes(dict):
         super().__init__()
         self.documents = documents
 
-    def number(self, schema: str, counts: tuple, field_names: tuple, unreadable: bool) -> int:
-        key = (schema, counts, field_names, unreadable)
+    def number(self, key: tuple, where: str) -> int:
+        """The number of the shape `key` describes (`(schema, counts, field names, unreadable)`).
+
+        A new shape's counts are checked against `MAX_COUNT`, with `where` naming the case.
+        """
         found = self.get(key)
         if found is None:
-            paths = [path for path, _ in counts]
+            schema, counts, field_names, unreadable = key
+            for path, numbers in counts:
+                if max(numbers) > MAX_COUNT:
+                    _check_counts(dict(zip(COUNTS, numbers, strict=True)), where, path)
             shape = Shape(
                 schema,
                 MappingProxyType({} if unreadable else dict(counts)),
-                frozenset() if unreadable else schema_fields(field_names, paths),
+                frozenset() if unreadable else schema_fields(field_names, [path for path, _ in counts]),
                 unreadable,
             )
             found = self[key] = self.documents.number(shape)
@@ -392,7 +399,7 @@ class _Builder:
         self.put(
             name,
             check_score(score, where),
-            self.shapes.number(label, counts, names, unreadable),
+            self.shapes.number((label, counts, names, unreadable), where),
             field_texts(case.get("expected_output")),
             field_texts(case.get("actual_output")),
         )
@@ -612,12 +619,13 @@ def is_results_file(path: Path | str) -> bool:
 def read_results_file(path: Path | str, source: str | None = None) -> Run:
     """Read a compact per-document results file for a comparison, one line at a time.
 
-    Rows are streamed by `helpers.formats.results.iter_row_counts` (which refuses a bad header, a
-    line that does not validate and a repeated name) as the few things compare reads of them;
-    each is checked here as a saved report's case is (a printable name, a score in [0, 1],
-    counts up to `MAX_COUNT`) and kept as a score and a shape number. The file holds no
-    outputs, so the movers table shows no field values for it. A row with no verdict
-    (`failed`, `not_applicable`) is a case not scored, as in a saved report.
+    Rows are streamed by `helpers.formats.results.iter_row_counts` as the few things compare
+    reads of them; it refuses a bad header, a line that does not validate (so a score outside
+    [0, 1] or a negative count) and a repeated name. Each row is checked here as a saved
+    report's case is (a printable name; counts up to `MAX_COUNT`, once per distinct shape) and
+    kept as a score and a shape number. The file holds no outputs, so the movers table shows no
+    field values for it. A row with no verdict (`failed`, `not_applicable`) is a case not
+    scored, as in a saved report.
 
     Raises:
         FileNotFoundError: If there is no file at `path`.
@@ -629,21 +637,19 @@ def read_results_file(path: Path | str, source: str | None = None) -> Run:
     source = source or str(path)
     schema = read_header(path).schema_.rpartition(":")[2]
     builder = _Builder(source)
-    checked: set[tuple] = set()  # counts already checked against MAX_COUNT
-    for row in iter_row_counts(path):
-        name = check_name(row.name, f"{source}: a case")
-        if row.status in ("failed", "not_applicable"):
-            builder.put(name, None)
-            continue
-        where = f"{source}: case {name!r}"
-        if row.counts not in checked:
-            for field_path, numbers in row.counts:  # whole numbers of at least 0: the row's model
-                if max(numbers) > MAX_COUNT:
-                    _check_counts(dict(zip(COUNTS, numbers, strict=True)), where, field_path)
-            checked.add(row.counts)
-        unreadable = row.status == "unreadable"
-        shape = builder.shapes.number(schema, () if unreadable else row.counts, row.fields, unreadable)
-        builder.put(name, check_score(row.score, where), shape)
+    documents, shapes, unscored = builder.documents, builder.shapes, builder.unscored
+    for _, name, score, status, fields, counts in iter_row_counts(path):  # names are distinct: a repeat is refused
+        if len(name) > MAX_NAME_CHARS or not name.isprintable():
+            check_name(name, f"{source}: a case")
+        if status == "scored" or status == "unreadable":
+            unreadable = status == "unreadable"
+            key = (schema, () if unreadable else counts, fields, unreadable)
+            shape = shapes.get(key)
+            if shape is None:
+                shape = shapes.number(key, f"{source}: case {name!r}")
+            documents.add(name, score, shape)
+        else:  # failed, not_applicable
+            unscored[name] = NOT_OURS
     return builder.run()
 
 

@@ -136,11 +136,11 @@ def pair_runs(old: Run, new: Run) -> Pairing:
 
     before, after = old.columns, new.columns
     names = dict.fromkeys([*before.position, *old.unscored, *after.position, *new.unscored])
-    old_schema, new_schema = before.schema_of, after.schema_of
+    scored = before.position.keys() & after.position.keys()
+    one_schema = len({shape.schema for shape in (*before.shapes, *after.shapes)}) == 1  # no need to look each up
     cases, excluded = [], []
     for name in names:
-        schema = old_schema(name)
-        if schema is not None and schema == new_schema(name):
+        if name in scored and (one_schema or before.schema_of(name) == after.schema_of(name)):
             cases.append(name)
         else:
             excluded.append((name, f"old: {status(old, name)}; new: {status(new, name)}"))
