@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -110,6 +110,7 @@ class Documents(Mapping[str, Document]):
         self._scores = array("d")
         self._shape_numbers = array("q")
         self._values: list[tuple[Mapping[str, str], Mapping[str, str]]] = []
+        self._last: tuple[tuple[str, ...], np.ndarray] | None = None
 
     @classmethod
     def of(cls, documents: Mapping[str, Document]) -> Documents:
@@ -151,10 +152,27 @@ class Documents(Mapping[str, Document]):
         """The scores (float64) and shape numbers (intp) of the documents named, in that order."""
         import numpy as np
 
-        names = names if isinstance(names, Sequence) else list(names)
-        positions = np.fromiter(map(self.position.__getitem__, names), dtype=np.intp, count=len(names))
+        positions = self._positions(names)
         scores = np.frombuffer(self._scores, dtype=np.float64)[positions]
         return scores, np.frombuffer(self._shape_numbers, dtype=np.int64)[positions].astype(np.intp)
+
+    def _positions(self, names: Iterable[str]) -> np.ndarray:
+        """Where the documents named are held; found once for the last tuple of names asked for.
+
+        A comparison asks for the same paired cases several times, and they are often every
+        document in the order read, which needs no lookup at all.
+        """
+        import numpy as np
+
+        names = tuple(names)  # the same object when given a tuple
+        if self._last is not None and self._last[0] is names:
+            return self._last[1]
+        if len(names) == len(self.position) and names == tuple(self.position):
+            found = np.arange(len(names), dtype=np.intp)
+        else:
+            found = np.fromiter(map(self.position.__getitem__, names), dtype=np.intp, count=len(names))
+        self._last = (names, found)
+        return found
 
     def shape_of(self, name: str) -> Shape:
         return self.shapes[self._shape_numbers[self.position[name]]]

@@ -149,8 +149,9 @@ def pair_runs(old: Run, new: Run) -> Pairing:
             f"{old.source} and {new.source} share no case scored against the same schema; "
             "compare runs over the same named cases"
         )
-    _check_same_fields(old, new, cases)
-    return Pairing(tuple(cases), tuple(excluded))
+    pairing = Pairing(tuple(cases), tuple(excluded))
+    _check_same_fields(old, new, pairing.cases)
+    return pairing
 
 
 def _check_same_fields(old: Run, new: Run, cases: Sequence[str]) -> None:
