@@ -82,15 +82,18 @@ class Shape:
     """What documents of one run often share: the schema, the per-field counts, the recorded fields."""
 
     schema: str
-    counts: Mapping[str, tuple[int, ...]]  # path -> counts in `COUNTS` order
+    pairs: tuple[tuple[str, tuple[int, ...]], ...]  # (path, counts in `COUNTS` order), in the document's order
     fields: frozenset[str]
     unreadable: bool
 
-    def key(self) -> tuple:
-        return self.schema, tuple(self.counts.items()), self.fields, self.unreadable
+    @property
+    def counts(self) -> Mapping[str, tuple[int, ...]]:
+        """path -> counts in `COUNTS` order."""
+        return MappingProxyType(dict(self.pairs))
 
 
 _NO_VALUES: Mapping[str, str] = MappingProxyType({})  # a document with no field values; one empty map for all
+_NO_TEXTS = (_NO_VALUES, _NO_VALUES)
 
 
 class Documents(Mapping[str, Document]):
@@ -106,7 +109,7 @@ class Documents(Mapping[str, Document]):
     def __init__(self) -> None:
         self.position: dict[str, int] = {}
         self.shapes: list[Shape] = []
-        self._numbers: dict[tuple, int] = {}
+        self._numbers: dict[Shape, int] = {}
         self._scores = array("d")
         self._shape_numbers = array("q")
         self._values: list[tuple[Mapping[str, str], Mapping[str, str]]] = []
@@ -117,22 +120,17 @@ class Documents(Mapping[str, Document]):
         """The columns of documents held one object each (as a `Run` built by hand holds them)."""
         found = cls()
         for name, document in documents.items():
-            shape = Shape(
-                document.schema,
-                MappingProxyType({path: tuple(values) for path, values in document.counts.items()}),
-                frozenset(document.fields),
-                document.unreadable,
-            )
+            pairs = tuple((path, tuple(values)) for path, values in document.counts.items())
+            shape = Shape(document.schema, pairs, frozenset(document.fields), document.unreadable)
             found.add(name, document.score, found.number(shape), document.expected, document.actual)
         return found
 
     def number(self, shape: Shape) -> int:
         """The number of `shape` in this run, the same for every equal shape."""
-        key = shape.key()
-        if key not in self._numbers:
-            self._numbers[key] = len(self.shapes)
+        if shape not in self._numbers:
+            self._numbers[shape] = len(self.shapes)
             self.shapes.append(shape)
-        return self._numbers[key]
+        return self._numbers[shape]
 
     def add(
         self,
@@ -146,7 +144,7 @@ class Documents(Mapping[str, Document]):
         self.position[name] = len(self._scores)
         self._scores.append(score)
         self._shape_numbers.append(shape)
-        self._values.append((expected, actual))
+        self._values.append(_NO_TEXTS if expected is _NO_VALUES and actual is _NO_VALUES else (expected, actual))
 
     def columns(self, names: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """The scores (float64) and shape numbers (intp) of the documents named, in that order."""
@@ -318,12 +316,14 @@ class _Shapes(dict):
     """Each distinct shape a reader meets, numbered once in its run's `Documents`.
 
     Keyed by what the reader read (the schema, the counts as `(path, counts)` pairs, the field
-    scores' keys, whether unreadable), so a repeated shape costs one lookup, not a `Shape`.
+    scores' keys, whether unreadable), so a repeated shape costs one lookup, not a `Shape`; the
+    fields are worked out once per distinct set of keys and paths (documents of one schema share it).
     """
 
     def __init__(self, documents: Documents) -> None:
         super().__init__()
         self.documents = documents
+        self.fields: dict[tuple, frozenset[str]] = {}
 
     def number(self, key: tuple, where: str) -> int:
         """The number of the shape `key` describes (`(schema, counts, field names, unreadable)`).
@@ -332,17 +332,17 @@ class _Shapes(dict):
         """
         found = self.get(key)
         if found is None:
-            schema, counts, field_names, unreadable = key
-            for path, numbers in counts:
+            schema, pairs, field_names, unreadable = key
+            for path, numbers in pairs:
                 if max(numbers) > MAX_COUNT:
                     _check_counts(dict(zip(COUNTS, numbers, strict=True)), where, path)
-            shape = Shape(
-                schema,
-                MappingProxyType({} if unreadable else dict(counts)),
-                frozenset() if unreadable else schema_fields(field_names, [path for path, _ in counts]),
-                unreadable,
-            )
-            found = self[key] = self.documents.number(shape)
+            fields = frozenset()
+            if not unreadable:
+                paths = tuple(path for path, _ in pairs)
+                fields = self.fields.get((field_names, paths))
+                if fields is None:
+                    fields = self.fields[field_names, paths] = schema_fields(field_names, paths)
+            found = self[key] = self.documents.number(Shape(schema, pairs, fields, unreadable))
         return found
 
 

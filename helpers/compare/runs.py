@@ -215,11 +215,16 @@ class Sample:
         used, shapes = np.unique(numbers, return_inverse=True)
         width = len(COUNTS)
         column = {path: index * width for index, path in enumerate(paths)}
-        table = np.zeros((len(used), len(paths) * width), dtype=np.int64)
-        for row, number in enumerate(used):
-            for path, values in run.columns.shapes[number].counts.items():
+        starts, values = [], []  # where each path's counts go in the flattened table, and the counts
+        for row, number in enumerate(used.tolist()):
+            offset = row * len(paths) * width
+            for path, numbers in run.columns.shapes[number].pairs:
                 if path in column:
-                    table[row, column[path] : column[path] + width] = values
+                    starts.append(offset + column[path])
+                    values.append(numbers)
+        table = np.zeros((len(used), len(paths) * width), dtype=np.int64)
+        if starts:
+            table.reshape(-1)[np.add.outer(np.array(starts, dtype=np.intp), np.arange(width))] = values
         return cls(tuple(cases), scores, shapes.reshape(-1).astype(np.intp), table, tuple(paths))
 
     @cached_property
@@ -396,7 +401,7 @@ def paths_in(run: Run, cases: Iterable[str]) -> list[str]:
     distinct, first = np.unique(numbers, return_index=True)
     seen: dict[str, None] = {}
     for number in distinct[np.argsort(first, kind="stable")]:
-        seen.update(dict.fromkeys(run.columns.shapes[number].counts))
+        seen.update(dict.fromkeys(path for path, _ in run.columns.shapes[number].pairs))
     return list(seen)
 
 

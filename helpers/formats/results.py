@@ -39,7 +39,7 @@ FORMAT: Literal["structured-output-results"] = RESULTS_FORMAT
 VERSION: Literal[1] = 1
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the evaluator's scored rows
 RESCORE = "re-run the scoring that wrote it"
-PARSED_TEXTS = 1 << 16  # distinct counts texts `iter_row_counts` keeps parsed
+PARSED_TEXTS = 1 << 12  # distinct counts texts `iter_row_counts` keeps parsed
 
 # What a row's numbers mean: scored (counts filled), unreadable (an output that could not be read as
 # the schema: score 0, no counts), failed (the case could not be scored at all: score 0, reason says
@@ -263,10 +263,12 @@ def iter_row_counts(path: Path | str) -> Iterator[RowCounts]:
     path = Path(path)
     names = _Names(path)
     parsed: dict[str, Any] = {}  # counts text -> its pairs, or None
+    shared: dict[tuple, tuple] = {}  # each distinct (path, counts) pair
     for number, text in _row_lines(path):
         if len(parsed) >= PARSED_TEXTS:  # a run of ever-new counts: memory stays bounded
             parsed.clear()
-        row = _row_counts(number, text, parsed) if "\\" not in text else None
+            shared.clear()
+        row = _row_counts(number, text, parsed, shared) if "\\" not in text else None
         if row is None:
             row = _record_counts(number, _read_record(path, number, text))
         names.check(row[1], number)
@@ -278,7 +280,7 @@ def _record_counts(number: int, record: dict[str, Any]) -> RowCounts:
     return number, record["name"], record["score"], record["status"], tuple(record["field_scores"]), counts
 
 
-def _row_counts(number: int, text: str, parsed: dict[str, Any]) -> RowCounts | None:
+def _row_counts(number: int, text: str, parsed: dict[str, Any], shared: dict[tuple, tuple]) -> RowCounts | None:
     """A line of the writer's shape with no escape as `RowCounts`; None for any other line."""
     match = _ROW_LINE.fullmatch(text)
     if match is None:
@@ -288,18 +290,23 @@ def _row_counts(number: int, text: str, parsed: dict[str, Any]) -> RowCounts | N
     fields = tuple(_KEY.findall(field_scores))
     rows = parsed.get(counts, False)
     if rows is False:
-        rows = parsed[counts] = _counts_rows(counts)
+        rows = parsed[counts] = _counts_rows(counts, shared)
     if rows is None or not 0 <= value <= 1 or len(set(fields)) != len(fields) or not _distinct_failures(failures):
         return None
     return number, name, value, status, fields, rows
 
 
-def _counts_rows(text: str) -> tuple[tuple[str, tuple[int, ...]], ...] | None:
-    """A counts object of the writer's shape with no escape as `(path, counts)` pairs; None if a path repeats."""
+def _counts_rows(text: str, shared: dict[tuple, tuple]) -> tuple[tuple[str, tuple[int, ...]], ...] | None:
+    """A counts object of the writer's shape with no escape as `(path, counts)` pairs; None if a path repeats.
+
+    Its counts are in `COUNTS` order (the shape fixes it); each pair is the one `shared` already
+    holds when an earlier row had it, so distinct documents that repeat a field's counts share them.
+    """
     found = json.loads(text)
     if len(found) * (1 + len(COUNTS)) != text.count('":'):
         return None
-    return tuple((key, tuple(map(values.__getitem__, COUNTS))) for key, values in found.items())
+    pairs = ((key, tuple(values.values())) for key, values in found.items())
+    return tuple(shared.setdefault(pair, pair) for pair in pairs)
 
 
 def _distinct_failures(text: str) -> bool:
