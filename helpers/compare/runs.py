@@ -20,6 +20,7 @@ the command line is `helpers.commands.compare`:
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -214,17 +215,18 @@ class Sample:
         scores, numbers = run.columns.columns(cases)
         used, shapes = np.unique(numbers, return_inverse=True)
         width = len(COUNTS)
-        column = {path: index * width for index, path in enumerate(paths)}
-        starts, values = [], []  # where each path's counts go in the flattened table, and the counts
+        column = {path: index for index, path in enumerate(paths)}
+        blocks, values = array("q"), array("q")  # which block of `width` counts each path's go in, and the counts
         for row, number in enumerate(used.tolist()):
-            offset = row * len(paths) * width
+            first = row * len(paths)
             for path, numbers in run.columns.shapes[number].pairs:
                 if path in column:
-                    starts.append(offset + column[path])
-                    values.append(numbers)
+                    blocks.append(first + column[path])
+                    values.extend(numbers)
         table = np.zeros((len(used), len(paths) * width), dtype=np.int64)
-        if starts:
-            table.reshape(-1)[np.add.outer(np.array(starts, dtype=np.intp), np.arange(width))] = values
+        if blocks:
+            counts = np.frombuffer(values, dtype=np.int64).reshape(-1, width)
+            table.reshape(-1, width)[np.frombuffer(blocks, dtype=np.int64)] = counts
         return cls(tuple(cases), scores, shapes.reshape(-1).astype(np.intp), table, tuple(paths))
 
     @cached_property
@@ -284,30 +286,36 @@ class Groups:
     """The paired documents grouped by their pair of shapes: in one group, every document has the same counts.
 
     What the bootstrap sums and what the tables count moved is computed once per group, not per
-    document: a resample's sums are how often it drew each group times the group's counts.
+    document: a resample's sums are how often it drew each group times the group's counts. A
+    group is a row of each sample's table, so no counts are copied to hold them.
     """
 
     of: np.ndarray  # (documents,) each document's group
-    old: np.ndarray  # (groups, paths x len(COUNTS)) the old run's counts in each group
-    new: np.ndarray  # the same for the new run
+    rows: tuple[np.ndarray, np.ndarray]  # each group's row of the old and of the new sample's table
+    samples: tuple[Sample, Sample]
 
     @classmethod
     def pair(cls, old: Sample, new: Sample) -> Groups:
-        pairs = old.shapes.astype(np.int64) * len(new.table) + new.shapes
-        distinct, of = np.unique(pairs, return_inverse=True)
-        rows = len(new.table)
-        return cls(of.reshape(-1).astype(np.intp), old.table[distinct // rows], new.table[distinct % rows])
+        width = len(new.table)
+        distinct, of = np.unique(old.shapes.astype(np.int64) * width + new.shapes, return_inverse=True)
+        rows = (distinct // width).astype(np.intp), (distinct % width).astype(np.intp)
+        return cls(of.reshape(-1).astype(np.intp), rows, (old, new))
+
+    def counts(self, side: int, start: int, stop: int) -> np.ndarray:
+        """(groups, stop - start) columns `start:stop` of each group's counts in run `side` (0 old, 1 new)."""
+        return self.samples[side].table[self.rows[side], start:stop]
 
     @cached_property
     def moved(self) -> np.ndarray:
         """(groups, paths) whether a path's counts differ between the runs in each group."""
-        groups = len(self.old)
-        return (self.old != self.new).reshape(groups, -1, len(COUNTS)).any(axis=2)
+        stop = self.samples[0].table.shape[1]
+        differ = self.counts(0, 0, stop) != self.counts(1, 0, stop)
+        return differ.reshape(len(self.rows[0]), -1, len(COUNTS)).any(axis=2)
 
     @cached_property
     def sizes(self) -> np.ndarray:
         """How many documents each group holds."""
-        return np.bincount(self.of, minlength=len(self.old))
+        return np.bincount(self.of, minlength=len(self.rows[0]))
 
 
 @dataclass(frozen=True)
@@ -361,7 +369,7 @@ class _Resampled:
         paths = self.paths[chunk * self.size : (chunk + 1) * self.size]
         width = len(COUNTS)
         start = chunk * self.size * width
-        tables = [table[:, start : start + len(paths) * width] for table in (self.groups.old, self.groups.new)]
+        tables = [self.groups.counts(side, start, start + len(paths) * width) for side in (0, 1)]
         means, sums = resample_sums(scores, tables, self.resamples, self.seed, groups=self.groups.of)
         half = len(paths) * width
         while len(self.held) >= 2:
