@@ -111,7 +111,8 @@ def test_from_that_folder_python_m_finds_the_users_module_and_the_console_script
     assert run([SCRIPTS / "eval-score", "--help"], clashing_folder).returncode == 0
     args = ["--schema", "my_schema:Doc", "--cases", "cases.jsonl", "--predictions", "preds.jsonl", "--out", "r.json"]
     refused = run([SCRIPTS / "eval-score", *args], clashing_folder)
-    assert refused.returncode == 2 and "shares its name with this project's `helpers` package" in refused.stdout
+    assert refused.returncode == 2 and "shares its name with this project's `helpers` package" in refused.stderr
+    assert refused.stdout == ""
     assert not (clashing_folder / "r.json").exists()
 
 

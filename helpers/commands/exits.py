@@ -2,8 +2,10 @@
 
 Every command documents its codes from `TABLE` (rendered into its `--help` by `epilog`) and runs
 its body through `run`, so a message written for the user (`helpers.errors.EvalError`), a closed
-pipe (`score ... | head`), Ctrl-C and a missing library end the same way in each. Standard
-library only: each command imports this before parsing its arguments.
+pipe (`score ... | head`), Ctrl-C and a missing library end the same way in each. Every
+command prints its errors and refusals to standard error and its results (tables, summaries,
+"Saved ...") to standard output, so `eval-score ... > table.txt` keeps the file clean and the
+error on the screen. Standard library only: each command imports this before parsing its arguments.
 """
 
 from __future__ import annotations
@@ -164,12 +166,14 @@ def run(
     - Ctrl-C ends with `INTERRUPTED` and one line, not a traceback;
     - an error of a `refused` type (what the command reads as bad input: a foreign or malformed
       file) prints `refuse` (with `note`) and ends with `BAD_INPUT`;
-    - an `EvalError` (its message already names the file, the field and the fix) is printed to
-      `err` and ends with `code_of` it; any other missing library prints `missing_dependency`
-      (naming `extra`, the extra the command's optional parts come with) and ends with 1;
+    - an `EvalError` (its message already names the file, the field and the fix) is printed and
+      ends with `code_of` it; any other missing library prints `missing_dependency` (naming
+      `extra`, the extra the command's optional parts come with) and ends with 1;
     - with `internal` (the command's name, for commands whose exit 1 is a failed gate), anything
       else, a missing library included, is a bug: one line and `INTERNAL`, so a crash never reads
       as a failed gate. Without it, a bug keeps its traceback.
+
+    Every message goes to `err`: standard error, unless a test passes its own stream.
     """
     try:
         return body()
@@ -184,12 +188,12 @@ def run(
     except refused as exc:
         return refuse(exc, note=note, err=err)
     except EvalError as exc:
-        print(str(exc), file=err or sys.stdout)
+        print(str(exc), file=err or sys.stderr)
         return code_of(exc)
     except ImportError as exc:
         if internal is not None:
             return _bug(internal, exc, err)
-        print(missing_dependency(exc.name or str(exc), extra), file=err or sys.stdout)
+        print(missing_dependency(exc.name or str(exc), extra), file=err or sys.stderr)
         return MISSING_DEPENDENCY
     except Exception as exc:
         if internal is None:

@@ -84,7 +84,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Estimate from the baseline; 0 estimated, 2 on bad input, 3 on a bug (`exits.TABLE["power"]`)."""
     return exits.run(
         lambda: _main(parser().parse_args(argv)),
-        err=sys.stderr,
         refused=(OSError, ValueError),
         internal="helpers.commands.power",
     )

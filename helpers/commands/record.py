@@ -35,7 +35,7 @@ EXIT_CODES = exits.epilog(
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
 EXIT_BAD_INPUT = exits.BAD_INPUT
-# helpers.exchanges.calls.DEFAULT_MATCH_ON and MATCH_PARTS, and recording.DEFAULT_MAX_CALLS (a test checks they agree).
+# helpers.formats.exchange.DEFAULT_MATCH_ON and MATCH_PARTS, and recording.DEFAULT_MAX_CALLS (a test checks they agree).
 DEFAULT_MATCH_ON = ("system", "tools", "tool_choice", "output_schema", "messages")
 MATCH_PARTS = ("system", "tools", "tool_choice", "output_schema", "messages", "user_text")
 DEFAULT_MAX_CALLS = 12
@@ -93,23 +93,28 @@ def main(
     *,
     model_factory: Callable[[], Any] | None = None,
     out: TextIO | None = None,
+    err: TextIO | None = None,
 ) -> int:
-    """Run the command; returns the exit code. `model_factory` replaces Bedrock in tests."""
-    out = out or sys.stdout
-    return exits.run(lambda: _main(build_parser().parse_args(argv), model_factory, out), err=out)
+    """Run the command; returns the exit code. `model_factory` replaces Bedrock in tests.
+
+    Progress and the review of each recording go to `out` (standard output), every error to `err`
+    (standard error).
+    """
+    out, err = out or sys.stdout, err or sys.stderr
+    return exits.run(lambda: _main(build_parser().parse_args(argv), model_factory, out, err), err=err)
 
 
-def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out: TextIO) -> int:
+def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out: TextIO, err: TextIO) -> int:
     if not args.cases.is_file():
-        print(f"{args.cases}: no case file here (check --cases). Nothing was written.", file=out)
+        print(f"{args.cases}: no case file here (check --cases). Nothing was written.", file=err)
         return EXIT_BAD_INPUT
     problem = _option_problem(args)
     if problem is not None:
-        print(f"{problem} Nothing was written.", file=out)
+        print(f"{problem} Nothing was written.", file=err)
         return EXIT_BAD_INPUT
     missing = missing_dependencies()
     if missing:
-        print(exits.missing_dependency(", ".join(missing)), file=out)
+        print(exits.missing_dependency(", ".join(missing)), file=err)
         return EXIT_MISSING_DEPENDENCY
     from helpers.exchanges.recorder import record_cases, record_command
     from helpers.harness.cases import CaseFileError, load_cases
@@ -122,11 +127,11 @@ def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out
         cases = load_cases(args.cases, schema)
         check_cassette_outputs(args, [case.name for case in cases])
     except (SchemaError, CaseFileError, OutputError) as exc:
-        print(f"{exc}. Nothing was written.", file=out)
+        print(f"{exc}. Nothing was written.", file=err)
         return EXIT_BAD_INPUT
-    model = model_factory() if model_factory is not None else _live_model(args, out)
+    model = model_factory() if model_factory is not None else _live_model(args, out, err)
     if model is None:
-        print("Nothing was written.", file=out)
+        print("Nothing was written.", file=err)
         return EXIT_BAD_INPUT
     from helpers.exchanges.provenance import model_id as model_id_of
     from helpers.services.bedrock import MODEL_ID
@@ -142,6 +147,7 @@ def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out
         record_command=record_command(args.schema, args.cases, args.task, args.cassettes, args.model),
         only=args.only,
         out=out,
+        err=err,
         match_on=args.match_on.split(","),
         max_calls=args.max_calls,
     )
@@ -179,7 +185,7 @@ def _option_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _live_model(args: argparse.Namespace, out: TextIO) -> Any:
+def _live_model(args: argparse.Namespace, out: TextIO, err: TextIO) -> Any:
     """The model to record: the `--model` factory's, or Bedrock after an offline credentials check.
 
     Returns None once the reason it could not be built is printed.
@@ -195,10 +201,10 @@ def _live_model(args: argparse.Namespace, out: TextIO) -> Any:
             model, region = bedrock_model(args.model_id, args.region)
             where = f" in {region}, AWS profile {os.environ.get('AWS_PROFILE') or '(boto3 default chain)'}"
     except ModelFactoryError as exc:
-        print(f"{exc}.", file=out)
+        print(f"{exc}.", file=err)
         return None
     except Exception as exc:  # no credentials, a profile that does not exist, a region boto3 refuses
-        report_agent_failure(exc, out)
+        report_agent_failure(exc, err)
         return None
     print(f"Recording with {describe_live(model)}{where}.", file=out)
     return model

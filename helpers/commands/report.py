@@ -59,9 +59,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the report; 0 when every gate passes, 1 when one fails, 2 on bad input, 3 on a bug."""
     # A foreign or malformed file, a schema that does not load: bad input. Anything else is a bug (exit 3).
-    return exits.run(
-        lambda: _main(argv), err=sys.stderr, refused=REFUSED, note=NOTHING_WRITTEN, internal="helpers.commands.report"
-    )
+    return exits.run(lambda: _main(argv), refused=REFUSED, note=NOTHING_WRITTEN, internal="helpers.commands.report")
 
 
 REFUSED = (OSError, ValueError, ImportError)

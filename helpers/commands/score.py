@@ -82,13 +82,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
-    """Run the command; returns the exit code (`exits.run`: a closed pipe, Ctrl-C, a missing library)."""
-    out = out or sys.stdout
-    return exits.run(lambda: _main(argv, out), err=out, extra="cluster")
+def main(argv: list[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run the command; returns the exit code (`exits.run`: a closed pipe, Ctrl-C, a missing library).
+
+    The tables and summaries go to `out` (standard output), every error to `err` (standard error).
+    """
+    out, err = out or sys.stdout, err or sys.stderr
+    return exits.run(lambda: _main(argv, out, err), err=err, extra="cluster")
 
 
-def _main(argv: list[str] | None, out: TextIO) -> int:
+def _main(argv: list[str] | None, out: TextIO, err: TextIO) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -96,16 +99,16 @@ def _main(argv: list[str] | None, out: TextIO) -> int:
         with one_step():  # --out and --results: both written, or neither
             report = run(args, mode, out)
     except BadInput as exc:
-        print(f"{exc} Nothing was written.", file=out)
+        print(f"{exc} Nothing was written.", file=err)
         return EXIT_BAD_INPUT
     except outputs.OutputError as exc:
-        print(f"{exc}. Nothing was written.", file=out)
+        print(f"{exc}. Nothing was written.", file=err)
         return EXIT_BAD_INPUT
     except WriteError as exc:  # the old file is whole and no temporary file is left
-        print(f"{exc}. Nothing was written.", file=out)
+        print(f"{exc}. Nothing was written.", file=err)
         return EXIT_BAD_INPUT
     except scale.engine_errors() as exc:
-        print(f"{exc}. Nothing was written.", file=out)
+        print(f"{exc}. Nothing was written.", file=err)
         return EXIT_MISSING_DEPENDENCY if exc.missing else EXIT_BAD_INPUT
     if report is not None:  # None: scored to --results only, whose summary is printed
         print_report(report, out)

@@ -45,17 +45,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:
-    """Run the command; returns the exit code once the server is stopped."""
-    out = out or sys.stdout
-    return exits.run(lambda: _serve(build_parser().parse_args(argv), out), err=out)
+def main(argv: list[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run the command; returns the exit code once the server is stopped.
+
+    Where it listens goes to `out` (standard output), why it did not start to `err` (standard error).
+    """
+    out, err = out or sys.stdout, err or sys.stderr
+    return exits.run(lambda: _serve(build_parser().parse_args(argv), out, err), err=err)
 
 
-def _serve(args: argparse.Namespace, out: TextIO) -> int:
+def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         stand_in = build(args)
     except (ValueError, OSError) as exc:
-        print(f"{exc}. The stand-in did not start.", file=out)
+        print(f"{exc}. The stand-in did not start.", file=err)
         return exits.BAD_INPUT
     print(
         f"Stand-in for Bedrock ConverseStream at {stand_in.url}, answering {len(stand_in.predictions)} case(s) "

@@ -1,6 +1,6 @@
 """One model call of a cassette: what the agent sent, and the exact events that came back.
 
-A recorded call is three things (see `helpers.exchanges.fixtures` for the file format):
+A recorded call is three things (see `helpers.formats.exchange` for the file format):
 
 - `request`: what the agent handed `Model.stream`, in a canonical form (`canonical_request`):
   the system prompt blocks, every message, the tool specs, the tool choice and, on the
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import json
 from typing import Any
 
 from strands.event_loop.streaming import (
@@ -38,29 +37,10 @@ from strands.event_loop.streaming import (
     handle_redact_content,
 )
 
-# The parts of a request a replay can be asked to match, in the order differences are reported.
-MATCH_PARTS = ("system", "tools", "tool_choice", "output_schema", "messages", "user_text")
-DEFAULT_MATCH_ON = ("system", "tools", "tool_choice", "output_schema", "messages")
-REQUEST_KEYS = ("system", "messages", "tools", "tool_choice", "output_schema")
-STREAM_EVENT_KEYS = frozenset(
-    {
-        "messageStart",
-        "contentBlockStart",
-        "contentBlockDelta",
-        "contentBlockStop",
-        "messageStop",
-        "metadata",
-        "redactContent",
-        "internalServerException",
-        "modelStreamErrorException",
-        "serviceUnavailableException",
-        "throttlingException",
-        "validationException",
-    }
-)
+from helpers.formats.exchange import MATCH_PARTS, first_difference
+
 _BYTES = "$bytes"
 _LABELS = {"system": "the system prompt", "tool_choice": "the tool choice", "output_schema": "the output schema"}
-_SHOWN = 60  # characters of a differing value quoted in a one-line message
 
 
 def to_json(value: Any) -> Any:
@@ -201,41 +181,6 @@ def _list_difference(old: list[str], new: list[str], what: str) -> str | None:
     if len(old) != len(new):
         return f"the agent sent {len(new)} {what}s where the recording has {len(old)}"
     return None
-
-
-def first_difference(old: Any, new: Any, path: str) -> str:
-    """The first path at which two JSON values differ, with both values cut short."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        for key in list(old) + [key for key in new if key not in old]:
-            if key not in new:
-                return f"{path}.{key} is gone"
-            if key not in old:
-                return f"{path}.{key} is new"
-            if old[key] != new[key]:
-                return first_difference(old[key], new[key], f"{path}.{key}")
-    if isinstance(old, list) and isinstance(new, list):
-        for index, (before, after) in enumerate(zip(old, new, strict=False)):
-            if before != after:
-                return first_difference(before, after, f"{path}[{index}]")
-        if len(old) != len(new):
-            return f"{path} has {len(new)} items, recorded {len(old)}"
-    if isinstance(old, str) and isinstance(new, str):
-        at = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
-        return f"{path} at character {at}: recorded {_window(old, at)}, sent {_window(new, at)}"
-    return f"{path}: recorded {_short(old)}, sent {_short(new)}"
-
-
-def _window(text: str, at: int) -> str:
-    """The part of `text` around character `at`, quoted, with `...` where it was cut."""
-    start = max(0, at - _SHOWN // 3)
-    part = text[start : start + _SHOWN]
-    tail = "..." if start + _SHOWN < len(text) else ""
-    return ("..." if start else "") + json.dumps(part, ensure_ascii=False) + tail
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
 def assemble(events: list[dict[str, Any]]) -> dict[str, Any]:

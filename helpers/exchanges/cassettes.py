@@ -1,7 +1,7 @@
 """Cassettes: a folder holding one exchange file per case, recorded once and replayed forever.
 
 Case `name` lives in `<folder>/<safe name>.json` (see `cassette_file_name`), in the exchange
-format of `helpers.exchanges.fixtures`. A format-2 cassette holds every request the agent sent,
+format of `helpers.formats.exchange`. A format-2 cassette holds every request the agent sent,
 and replay refuses any other request; a format-1 cassette is bound to its case's prompt by
 `provenance.prompt_sha256`. Either way an exchange recorded for another document is refused by
 name rather than scored. Replaying reads files only: a missing cassette is an error naming the exact

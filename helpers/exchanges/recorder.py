@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from helpers.commands import exits
-from helpers.exchanges.calls import DEFAULT_MATCH_ON
 from helpers.exchanges.cassettes import CassetteError, cassette_paths
 from helpers.exchanges.recording import DEFAULT_MAX_CALLS, EXIT_AGENT_FAILED, capture_task, commit_fixture
+from helpers.formats.exchange import DEFAULT_MATCH_ON
 
 
 def record_cases(
@@ -31,6 +31,7 @@ def record_cases(
     record_command: str,
     only: Sequence[str] | None = None,
     out: TextIO | None = None,
+    err: TextIO | None = None,
     match_on: Sequence[str] = DEFAULT_MATCH_ON,
     max_calls: int = DEFAULT_MAX_CALLS,
 ) -> int:
@@ -48,19 +49,21 @@ def record_cases(
         record_command: Named in each cassette's provenance note and in replay errors.
         match_on: The request parts a replay of these cassettes must match.
         max_calls: The model calls one case may make.
+        out: Where progress and each recording's review are printed (standard output).
+        err: Where refusals and each failed case are printed (standard error).
     """
-    out = out or sys.stdout
+    out, err = out or sys.stdout, err or sys.stderr
     try:
         paths = cassette_paths(cassettes, [case.name for case in cases])
     except CassetteError as exc:
-        print(f"{exc}. Nothing was written.", file=out)
+        print(f"{exc}. Nothing was written.", file=err)
         return exits.BAD_INPUT
     unknown = [name for name in only or [] if name not in paths]
     if unknown:
         print(
             f"--only {', '.join(map(repr, unknown))}: no such case in the case file; "
             f"the cases are {', '.join(map(repr, paths))}. Nothing was written.",
-            file=out,
+            file=err,
         )
         return exits.BAD_INPUT
     selected = [case for case in cases if not only or case.name in only]
@@ -80,24 +83,24 @@ def record_cases(
             model_id=model_id,
             note=note,
             label=case.name,
-            out=out,
+            err=err,
             match_on=match_on,
             max_calls=max_calls,
         )
         if isinstance(captured, int):
-            print(f"{case.name}: {path} was left unchanged.", file=out)
+            print(f"{case.name}: {path} was left unchanged.", file=err)
             failures.append((case.name, captured))
             continue
         try:
             commit_fixture(captured, path, out, label=case.name)
         except OSError as exc:  # a WriteError (a full disk, a read-only folder): the old file is whole
-            print(f"{case.name}: {exc}.", file=out)
-            print(f"{case.name}: {path} was left unchanged.", file=out)
+            print(f"{case.name}: {exc}.", file=err)
+            print(f"{case.name}: {path} was left unchanged.", file=err)
             failures.append((case.name, EXIT_AGENT_FAILED))
     recorded = len(selected) - len(failures)
     print(f"Recorded {recorded} of {len(selected)} case(s) into {cassettes}.", file=out)
     if failures:
-        print(f"Failed: {', '.join(name for name, _ in failures)} (their cassettes are unchanged).", file=out)
+        print(f"Failed: {', '.join(name for name, _ in failures)} (their cassettes are unchanged).", file=err)
         return failures[0][1]
     return exits.OK
 

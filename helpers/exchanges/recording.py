@@ -35,17 +35,11 @@ from strands.types.tools import ToolSpec
 
 from helpers.commands import exits
 from helpers.errors import EvalError
-from helpers.exchanges.calls import DEFAULT_MATCH_ON, assemble, canonical_request, from_json, to_json
-from helpers.exchanges.fixtures import (
-    FORMAT,
-    PROMPT_HASH_KEY,
-    FixtureError,
-    parse_exchange,
-    prompt_sha256,
-    save_exchange,
-)
+from helpers.exchanges.calls import assemble, canonical_request, from_json, to_json
+from helpers.exchanges.fixtures import FixtureError, parse_exchange, prompt_sha256, save_exchange
 from helpers.exchanges.provenance import STAND_IN_FIELD, describe_model
 from helpers.exchanges.replay import AgentLoopModel, prompt_text
+from helpers.formats.exchange import DEFAULT_MATCH_ON, FORMAT, PROMPT_HASH_KEY
 
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
@@ -144,7 +138,7 @@ def capture_task(
     model_id: str | None = None,
     note: str,
     label: str = "",
-    out: TextIO | None = None,
+    err: TextIO | None = None,
     match_on: Sequence[str] = DEFAULT_MATCH_ON,
     max_calls: int = DEFAULT_MAX_CALLS,
 ) -> dict[str, Any] | int:
@@ -159,8 +153,9 @@ def capture_task(
         the structured output, or the stream cannot be stored (the exception type and message are
         printed); `EXIT_NO_STRUCTURED_OUTPUT` if the model never produced the structured output
         (no `schema.__name__` tool call, no JSON answer) or ran into the bound on model calls.
+        Why is printed to `err` (standard error).
     """
-    out = out or sys.stdout
+    err = err or sys.stderr
     tool_name = schema.__name__
     recorder = RecordingModel(model, max_calls=max_calls)
     try:
@@ -168,16 +163,16 @@ def capture_task(
     except Exception as exc:  # credentials, access, region, throttling, a bound reached, a bug in the task
         limit = _in_chain(exc, ModelCallLimitError)
         if limit is not None or (isinstance(exc, StructuredOutputException) and not _answered(recorder, tool_name)):
-            return _no_structured_output(recorder, tool_name, label, out, limit)
-        return _failed(exc, _subject(label, "the task"), out)
+            return _no_structured_output(recorder, tool_name, label, err, limit)
+        return _failed(exc, _subject(label, "the task"), err)
     if result is None:
-        return _no_structured_output(recorder, tool_name, label, out, None)
+        return _no_structured_output(recorder, tool_name, label, err, None)
     problem = output_problem(result, schema)
     if problem is not None:
-        print(f"{_subject(label, 'the task')} {problem}.", file=out)
+        print(f"{_subject(label, 'the task')} {problem}.", file=err)
         return EXIT_AGENT_FAILED
     if not recorder.calls:
-        print(f"{_subject(label, 'the task')} made no model call to record.", file=out)
+        print(f"{_subject(label, 'the task')} made no model call to record.", file=err)
         return EXIT_AGENT_FAILED
     described = describe_model(model)
     provenance = {
@@ -202,7 +197,7 @@ def capture_task(
     try:
         parse_exchange(data, source=source, tool_name=tool_name, output_model=schema)
     except FixtureError as exc:
-        return _failed(exc, _subject(label, "storing the recording"), out)
+        return _failed(exc, _subject(label, "storing the recording"), err)
     return data
 
 
@@ -222,7 +217,7 @@ def _answered(recorder: RecordingModel, tool_name: str) -> bool:
 
 
 def _no_structured_output(
-    recorder: RecordingModel, tool_name: str, label: str, out: TextIO, limit: BaseException | None
+    recorder: RecordingModel, tool_name: str, label: str, err: TextIO, limit: BaseException | None
 ) -> int:
     """Print why no structured output came, naming tools the model called that it was not offered."""
     unoffered: dict[str, int] = {}
@@ -237,7 +232,7 @@ def _no_structured_output(
         line += f" in {recorder.max_calls} model calls (the bound per case)"
     if unoffered:
         line += "; it called tools it was not offered: " + ", ".join(f"{n!r} x{c}" for n, c in unoffered.items())
-    print(line + ".", file=out)
+    print(line + ".", file=err)
     return EXIT_NO_STRUCTURED_OUTPUT
 
 
@@ -351,23 +346,24 @@ def _payload_changes(old: Any, new: Any, path: str) -> list[str]:
     return [] if old == new else [f"{path}: {old!r} -> {new!r}"]
 
 
-def report_agent_failure(exc: BaseException, out: TextIO, subject: str = "The agent call") -> None:
+def report_agent_failure(exc: BaseException, err: TextIO, subject: str = "The agent call") -> None:
     """Print the exception type and message, its cause, and the notes Strands attaches.
 
     Strands adds the region and model id as notes, which is usually what tells a user
-    whether the credentials, the model access or the region is wrong.
+    whether the credentials, the model access or the region is wrong. Printed to `err`, the
+    command's standard error.
     """
-    print(f"{subject} failed: {type(exc).__name__}: {exc}", file=out)
+    print(f"{subject} failed: {type(exc).__name__}: {exc}", file=err)
     cause = exc.__cause__
     if cause is not None:
-        print(f"  caused by {type(cause).__name__}: {cause}", file=out)
+        print(f"  caused by {type(cause).__name__}: {cause}", file=err)
     for note in getattr(cause or exc, "__notes__", []):
-        print(f"  {note}", file=out)
+        print(f"  {note}", file=err)
     live = _bedrock_failure(exc)
     if live is not None:
         from helpers.services.bedrock import describe_bedrock_error
 
-        print(f"  {describe_bedrock_error(live)}", file=out)
+        print(f"  {describe_bedrock_error(live)}", file=err)
 
 
 def _bedrock_failure(exc: BaseException) -> BaseException | None:
@@ -379,8 +375,8 @@ def _bedrock_failure(exc: BaseException) -> BaseException | None:
     return bedrock_failure(exc)
 
 
-def _failed(exc: BaseException, subject: str, out: TextIO) -> int:
-    report_agent_failure(exc, out, subject)
+def _failed(exc: BaseException, subject: str, err: TextIO) -> int:
+    report_agent_failure(exc, err, subject)
     return EXIT_AGENT_FAILED
 
 

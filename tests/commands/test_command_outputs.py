@@ -7,7 +7,6 @@ byte for byte, with exit 2 and one clear line.
 """
 
 import errno
-import io
 import os
 import stat
 import warnings
@@ -15,6 +14,7 @@ import warnings
 import pytest
 
 from helpers.commands import record
+from tests.commands.streams import outcome
 from tests.commands.test_score_command import (
     SCHEMA,
     TASK,
@@ -104,9 +104,8 @@ def test_record_refuses_a_cassette_that_is_the_case_file_or_a_symlink(project):
     cases = (project / "cases.jsonl").read_bytes()
     (project / "cassettes" / "po-1.json").write_bytes(cases)
     base = ["--schema", SCHEMA, "--task", TASK, "--cassettes", "cassettes"]
-    out = io.StringIO()
-    code = record.main([*base, "--cases", "cassettes/po-1.json"], model_factory=lambda: None, out=out)
-    assert code == 2 and "is the same file as --cases cassettes/po-1.json" in out.getvalue(), out.getvalue()
+    code, printed = outcome(record.main, [*base, "--cases", "cassettes/po-1.json"], model_factory=lambda: None)
+    assert code == 2 and "is the same file as --cases cassettes/po-1.json" in printed, printed
     assert (project / "cassettes" / "po-1.json").read_bytes() == cases
 
     (project / "cassettes" / "po-1.json").unlink()

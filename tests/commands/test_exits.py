@@ -155,3 +155,33 @@ def test_each_help_lists_its_codes_from_the_one_table(name):
     assert "141 standard output was closed early" in text and "130 interrupted" in text
     if any(code == exits.MISSING_DEPENDENCY for code, _ in exits.TABLE[name]) and name not in ("compare", "report"):
         assert "`pip install .` from the project's checkout (in the repository: `make setup`)" in text
+
+
+BAD_INPUTS = {
+    "score": ([*SCHEMA, "--predictions", "absent.jsonl"], "--predictions absent.jsonl: no such file"),
+    "record": (
+        ["--schema", "purchase_order:PurchaseOrder", "--cases", "absent.jsonl", "--task", "extract:task"]
+        + ["--cassettes", "cassettes"],
+        "absent.jsonl: no case file here (check --cases). Nothing was written.",
+    ),
+    "compare": (["absent.json", "absent.json"], "absent.json: no saved report here"),
+    "report": (["absent.json"], "RUN absent.json: no such file"),
+    "stand-in": ([*SCHEMA, "--predictions", "absent.jsonl", "--port", "0"], "The stand-in did not start."),
+    "power": (["absent.json", "--target", "total.f1"], "error: absent.json: no saved report here"),
+    "fcc-record": (
+        ["--timeout", "0", "--snapshot", "fcc/snapshot.json", "--cases", "fcc/cases.jsonl", "--exchanges", "fcc/x"],
+        "Refused: timeout=0.0 is out of range",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_command_prints_a_bad_input_to_standard_error_and_nothing_to_standard_output(name, tmp_path):
+    """`eval-score ... > table.txt`: the table file stays empty and the error stays on the screen."""
+    project = shutil.copytree(SAMPLE, tmp_path / "project")
+    args, message = BAD_INPUTS[name]
+    done = command([COMMANDS[name], *args], project, capture_output=True, text=True)
+    assert done.returncode == exits.BAD_INPUT, done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout == ""
+    assert sorted(path.name for path in project.iterdir()) == sorted(path.name for path in SAMPLE.iterdir())

@@ -19,6 +19,7 @@ from botocore.config import Config
 
 from helpers.commands import record
 from helpers.files import REPO_ROOT
+from tests.commands.streams import outcome
 from tests.servers.bedrock import BedrockServer, bedrock_environment, event, exception, text_stream, tool_use_stream
 
 BUNDLED = REPO_ROOT / "data" / "exchanges" / "offline_invoice.json"
@@ -50,10 +51,9 @@ def contents(folder: Path) -> dict[str, bytes]:
 
 
 def run_record(cassettes: Path, task: str = "walkthroughs.offline_invoice:task") -> tuple[int, str]:
-    out = io.StringIO()
+    """The exit code and what it printed about the outcome (`tests.commands.streams.outcome`)."""
     argv = ["--schema", "walkthroughs.invoices:Invoice", "--cases", str(CASES), "--task", task]
-    code = record.main([*argv, "--cassettes", str(cassettes)], out=out)
-    return code, out.getvalue()
+    return outcome(record.main, [*argv, "--cassettes", str(cassettes)])
 
 
 def bundled_chunks() -> list[str]:

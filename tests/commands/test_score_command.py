@@ -6,7 +6,6 @@ is replaced by a stand-in provider that answers each document with its labelled 
 streamed in mid-token chunks as Bedrock streams them.
 """
 
-import io
 import json
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from helpers.commands import record, score
 from helpers.commands.compare import main as compare_main
 from helpers.exchanges.fixtures import load_exchange, prompt_sha256
 from helpers.harness.reports import load_report
+from tests.commands.streams import outcome
 
 SCHEMA_MODULE = """
 from typing import Optional
@@ -128,16 +128,13 @@ def project(tmp_path, monkeypatch):
 
 
 def run_score(*argv):
-    out = io.StringIO()
-    code = score.main(list(argv), out=out)
-    return code, out.getvalue()
+    """The exit code and what it printed about the outcome (`tests.commands.streams.outcome`)."""
+    return outcome(score.main, list(argv))
 
 
 def run_record(answers, *argv):
-    out = io.StringIO()
     base = ["--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes"]
-    code = record.main([*base, *argv], model_factory=lambda: StandInProvider(answers), out=out)
-    return code, out.getvalue()
+    return outcome(record.main, [*base, *argv], model_factory=lambda: StandInProvider(answers))
 
 
 def answers_from(truth):

@@ -4,8 +4,12 @@ import io
 import json
 import shutil
 import sys
+from datetime import date
 
 import pytest
+import stickler
+from strands_evals.evaluators import StructuredOutputSimilarity
+from strands_evals.types import EvaluationData
 
 from helpers.commands import score
 from helpers.commands.compare import main as compare_main
@@ -76,3 +80,63 @@ def test_the_three_commands_on_the_bundled_sample(sample, tmp_path, monkeypatch)
     assert compare_main([old, new, "--gate", "currency.precision >= 0.95"]) == 1
     baseline = json.loads((project / old).read_text(encoding="utf-8"))
     assert {case["name"] for case in baseline["cases"]} == {"po-1001", "po-1002", "po-1003", "po-1004", "po-1005"}
+
+
+@pytest.fixture
+def tuned(monkeypatch):
+    monkeypatch.delitem(sys.modules, "purchase_order_tuned", raising=False)
+    return load_schema("purchase_order_tuned:PurchaseOrderTuned", directory=FOLDER)
+
+
+def settings(field):
+    return {key: value for key, value in field.items() if key != "model_name"}
+
+
+def test_the_tuned_model_is_the_inferred_configuration_but_for_po_number(sample, tuned):
+    schema, _, _ = sample
+    inferred = stickler.eval_for(schema).eval_model.to_stickler_config()["fields"]
+    explicit = tuned.to_stickler_config()["fields"]
+    assert inferred.keys() == explicit.keys()
+    assert [name for name in inferred if settings(inferred[name]) != settings(explicit[name])] == ["po_number"]
+    assert inferred["po_number"]["comparator"] == "LevenshteinComparator"
+    assert (explicit["po_number"]["comparator"], explicit["po_number"]["threshold"]) == ("ExactComparator", 1.0)
+
+
+def test_the_tuned_model_scores_the_bundled_runs_alike_and_a_po_number_slip_as_a_miss(sample, tuned):
+    schema, _, cases = sample
+    plain, exact = StructuredOutputSimilarity(schema), StructuredOutputSimilarity(tuned)
+
+    def scored(evaluator, case, output):
+        data = EvaluationData(input=case.input, expected_output=case.expected_output, actual_output=output)
+        return evaluator.evaluate(data)[0]
+
+    for predictions in ("baseline_answers.jsonl", "predictions_v2.jsonl"):
+        outputs = load_predictions(FOLDER / predictions, schema, cases)
+        for case in cases:  # dates included: the tuned model reads them as ISO text
+            rows = [scored(evaluator, case, outputs[case.name]) for evaluator in (plain, exact)]
+            assert rows[0].metadata["field_scores"] == rows[1].metadata["field_scores"], (predictions, case.name)
+            assert rows[0].score == rows[1].score and rows[0].test_pass == rows[1].test_pass
+    first = cases[0]
+    slip = first.expected_output.model_copy(update={"po_number": "PO-1008"})
+    assert first.expected_output.po_number == "PO-1001"
+    counts = [scored(evaluator, first, slip).metadata["comparison"] for evaluator in (plain, exact)]
+    matrices = [comparison["confusion_matrix"]["fields"]["po_number"]["overall"] for comparison in counts]
+    assert (matrices[0]["tp"], matrices[0]["fd"]) == (1, 0)  # edit distance: 0.857 counts as a match
+    assert (matrices[1]["tp"], matrices[1]["fd"]) == (0, 1)  # compared exactly: a miss
+
+
+def test_a_date_field_of_a_structured_model_scores_only_as_iso_text(tuned):
+    """stickler 1.0.0's sharp edge the notebook shows: a `date` value is scored as a type mismatch."""
+
+    class DatedOrder(stickler.StructuredModel):
+        order_date: date | None = stickler.ComparableField(comparator=stickler.DateComparator(), threshold=0.95)
+
+    day = date(2026, 3, 2)
+    assert DatedOrder(order_date=day).compare_with(DatedOrder(order_date=day))["field_scores"]["order_date"] == 0.0
+    assert stickler.DateComparator().compare(day, day) == 1.0
+    held = tuned.model_validate(
+        {"po_number": "P", "buyer": "B", "supplier": "S", "order_date": day, "currency": "C"}
+        | {"lines": [], "total": 1.0}
+    )
+    assert held.order_date == "2026-03-02"
+    assert held.compare_with(held)["field_scores"]["order_date"] == 1.0

@@ -250,20 +250,30 @@ def test_a_response_that_disagrees_with_its_events_is_refused_naming_the_call(tm
     data = json.loads((tmp_path / "city.json").read_text())
     data["calls"][1]["response"]["message"]["content"][0]["toolUse"]["input"]["city"] = "Paris"
     (tmp_path / "city.json").write_text(json.dumps(data))
-    with pytest.raises(FixtureError, match=r"call 2, field 'response' disagrees with the assembled events"):
+    with pytest.raises(
+        FixtureError,
+        match=r"call 2, field 'response': disagrees with the assembled events \(first difference at "
+        r"response.message.content\[0\].toolUse.input.city at character 0: assembled \"Oslo\", stored \"Paris\"\)",
+    ):
         load_exchange(tmp_path / "city.json")
 
 
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda d: d.update(format=3), "field 'format' is 3"),
-        (lambda d: d.update(match_on=["everything"]), "field 'match_on' must be a non-empty list of"),
+        (lambda d: d.update(format=3), "field 'format': is 3; it must be 2"),
+        (
+            lambda d: d.update(match_on=["everything"]),
+            """field 'match_on[0]': is "everything"; it must be one of system, tools""",
+        ),
         (
             lambda d: d["calls"][0]["events"].append({"nonsense": {}}),
-            "call 1, field 'events[21]' must be an object with one stream event key",
+            """call 1, field 'events[21]': is {"nonsense": {}}; it must be an object with one stream event key""",
         ),
-        (lambda d: d["calls"][0]["request"].pop("tools"), "call 1, field 'request' must hold exactly"),
+        (
+            lambda d: d["calls"][0]["request"].pop("tools"),
+            "call 1, field 'request.tools': is missing; it must be a list of the tool specs",
+        ),
     ],
 )
 def test_a_malformed_format_2_file_is_refused_naming_the_field(tmp_path, edit, message):
@@ -273,3 +283,22 @@ def test_a_malformed_format_2_file_is_refused_naming_the_field(tmp_path, edit, m
     (tmp_path / "city.json").write_text(json.dumps(data))
     with pytest.raises(FixtureError, match=message.replace("[", r"\[").replace("]", r"\]")):
         load_exchange(tmp_path / "city.json")
+
+
+def test_a_format_2_output_that_does_not_validate_is_refused_naming_the_block_and_field(tmp_path):
+    record(tmp_path, answer_events(city="Oslo"))
+
+    class Population(BaseModel):
+        city: int
+
+    with pytest.raises(FixtureError) as caught:
+        load_exchange(tmp_path / "city.json", tool_name="Answer", output_model=Population)
+    assert "call 1, field 'response.message.content[0].toolUse.input.city': does not validate as Population" in str(
+        caught.value
+    )
+
+
+def test_a_format_2_file_that_never_answers_with_the_output_tool_is_refused(tmp_path):
+    record(tmp_path, answer_events())
+    with pytest.raises(FixtureError, match="no call ends in the structured output: neither a `Verdict` tool use"):
+        load_exchange(tmp_path / "city.json", tool_name="Verdict")

@@ -69,7 +69,9 @@ def test_a_malformed_hash_is_refused_by_the_fixture_check(tmp_path):
     data["provenance"]["prompt_sha256"] = "not-a-hash"
     (tmp_path / "offline_invoice.json").write_text(json.dumps(data), encoding="utf-8")
     cassettes = Cassettes(tmp_path, ["offline_invoice"], tool_name="Invoice", record_command="make record")
-    with pytest.raises(FixtureError, match="provenance.prompt_sha256' must be 64 lowercase hex digits"):
+    with pytest.raises(
+        FixtureError, match="""field 'provenance.prompt_sha256': is "not-a-hash"; it must be 64 lowercase hex digits"""
+    ):
         cassettes.load("offline_invoice")
 
 

@@ -14,9 +14,9 @@ from helpers.exchanges.fixtures import (
     FixtureError,
     load_exchange,
     parse_exchange,
-    reassemble,
     save_exchange,
 )
+from helpers.formats.exchange import reassemble
 from walkthroughs import offline_invoice
 
 STORED = json.loads(offline_invoice.FIXTURE_PATH.read_text(encoding="utf-8"))
@@ -118,20 +118,20 @@ def test_a_file_that_is_not_utf8_text(tmp_path):
 def test_missing_provenance(tmp_path):
     data = fixture_data()
     del data["provenance"]
-    assert "field 'provenance' is missing" in refusal(tmp_path, data)
+    assert "field 'provenance': is missing; it must be an object with hand_authored" in refusal(tmp_path, data)
 
 
 def test_provenance_must_say_hand_authored_or_recorded(tmp_path):
     data = fixture_data()
     data["provenance"]["hand_authored"] = False
-    assert "'provenance.model_id' must be set on a recorded exchange" in refusal(tmp_path, data)
+    assert "field 'provenance.model_id': must be set on a recorded exchange" in refusal(tmp_path, data)
 
 
 @pytest.mark.parametrize("turns", [None, [], "turn"])
 def test_missing_or_empty_turns(tmp_path, turns):
     data = fixture_data()
     data.pop("turns") if turns is None else data.update(turns=turns)
-    assert "field 'turns' is missing or empty" in refusal(tmp_path, data)
+    assert "; it must list at least one turn" in refusal(tmp_path, data)
 
 
 @pytest.mark.parametrize("key", ["name", "toolUseId"])
@@ -139,41 +139,43 @@ def test_content_block_start_without_tool_name_or_id(tmp_path, key):
     data = fixture_data()
     del data["turns"][0]["toolUse"][key]
     message = refusal(tmp_path, data)
-    assert f"turn 1, field 'toolUse.{key}' is missing" in message
+    assert f"turn 1, field 'toolUse.{key}': is missing" in message
     assert "contentBlockStart needs the toolUse name and id" in message
 
 
 def test_chunks_that_do_not_reassemble(tmp_path):
     data = fixture_data()
     data["turns"][0]["toolUse"]["inputChunks"].pop()
-    assert "turn 1, field 'toolUse.inputChunks' does not reassemble into JSON" in refusal(tmp_path, data)
+    assert "turn 1, field 'toolUse.inputChunks': does not reassemble into JSON" in refusal(tmp_path, data)
 
 
 def test_chunks_that_reassemble_into_something_other_than_an_object(tmp_path):
     data = fixture_data()
     data["turns"][0]["toolUse"].update(inputChunks=["[1, ", "2]"], input=[1, 2])
-    assert "reassembles into JSON that is not an object" in refusal(tmp_path, data)
+    assert "field 'toolUse.inputChunks': reassembles into JSON that is not an object" in refusal(tmp_path, data)
 
 
 def test_input_that_disagrees_with_the_chunks(tmp_path):
     data = fixture_data()
     data["turns"][0]["toolUse"]["input"]["line_items"][2]["unit_price"] = 75.0
     message = refusal(tmp_path, data)
-    assert "turn 1, field 'toolUse.input' disagrees with the reassembled inputChunks" in message
-    assert "input.line_items[2].unit_price: 75.0 vs 57.0" in message
+    assert "turn 1, field 'toolUse.input': disagrees with the reassembled inputChunks" in message
+    assert "input.line_items[2].unit_price: reassembled 57.0, input 75.0" in message
 
 
 def test_tool_name_that_is_not_the_requested_model(tmp_path):
     data = fixture_data()
     data["turns"][0]["toolUse"]["name"] = "Receipt"
     message = refusal(tmp_path, data, tool_name="Invoice")
-    assert "turn 1, field 'toolUse.name' is 'Receipt', not the model the notebook asks for ('Invoice')" in message
+    assert "turn 1, field 'toolUse.name': is 'Receipt', not the model the notebook asks for ('Invoice')" in message
 
 
 def test_usage_is_required(tmp_path):
     data = fixture_data()
     del data["turns"][0]["toolUse"]["usage"]["outputTokens"]
-    assert "field 'toolUse.usage.outputTokens' must be a non-negative integer" in refusal(tmp_path, data)
+    assert "turn 1, field 'toolUse.usage.outputTokens': is missing; it must be a non-negative integer" in refusal(
+        tmp_path, data
+    )
 
 
 def test_errors_number_turns_from_one(tmp_path):
@@ -181,7 +183,7 @@ def test_errors_number_turns_from_one(tmp_path):
     second = copy.deepcopy(data["turns"][0])
     second["toolUse"]["inputChunks"] = ['{"a": ']
     data["turns"].append(second)
-    assert ": turn 2, field 'toolUse.inputChunks'" in refusal(tmp_path, data)
+    assert ": turn 2, field 'toolUse.inputChunks': does not reassemble" in refusal(tmp_path, data)
 
 
 def test_text_turns_and_a_text_preamble_load(tmp_path):
@@ -196,11 +198,11 @@ def test_text_turns_and_a_text_preamble_load(tmp_path):
 def test_text_turn_without_usage_is_refused(tmp_path):
     data = fixture_data()
     data["turns"] = [{"text": {"chunks": ["hello"]}}]
-    assert "turn 1, field 'text.usage' is missing" in refusal(tmp_path, data)
+    assert "turn 1, field 'text.usage': is missing" in refusal(tmp_path, data)
 
 
 def test_parse_exchange_names_its_source():
-    with pytest.raises(FixtureError, match=r"^in-memory copy: field 'provenance' is missing"):
+    with pytest.raises(FixtureError, match=r"^in-memory copy: field 'provenance': is missing"):
         parse_exchange({"turns": []}, source="in-memory copy")
 
 
@@ -257,10 +259,12 @@ def test_a_payload_that_does_not_validate_as_the_model_is_refused_when_the_model
     tool["inputChunks"] = [json.dumps(tool["input"])]
     load_exchange(write(tmp_path, data), tool_name="Invoice")  # the format alone is fine
     message = refusal(tmp_path, data, tool_name="Invoice", output_model=offline_invoice.OUTPUT_MODEL)
-    assert "turn 1, field 'toolUse.input.total_amount' does not validate as Invoice" in message
+    assert "turn 1, field 'toolUse.input.total_amount': does not validate as Invoice" in message
 
 
 def test_a_malformed_prompt_hash_is_refused(tmp_path):
     data = fixture_data()
     data["provenance"]["prompt_sha256"] = "ABC"
-    assert "'provenance.prompt_sha256' must be 64 lowercase hex digits" in refusal(tmp_path, data)
+    assert """field 'provenance.prompt_sha256': is "ABC"; it must be 64 lowercase hex digits""" in refusal(
+        tmp_path, data
+    )

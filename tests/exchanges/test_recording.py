@@ -25,6 +25,7 @@ from helpers.exchanges.recording import (
     describe_changes,
 )
 from helpers.exchanges.replay import ReplayModel
+from tests.commands.streams import outcome
 from walkthroughs import offline_invoice
 
 USAGE = {"inputTokens": 1200, "outputTokens": 150, "totalTokens": 1350, "cacheReadInputTokens": 0}
@@ -198,11 +199,10 @@ def make_record_argv(cassettes):
 
 
 def run_command(fixture, *scripts, argv=()):
-    out = io.StringIO()
-    code = record.main(
-        [*make_record_argv(fixture.parent), *argv], model_factory=lambda: ScriptedModel(*scripts), out=out
+    """The exit code and what it printed about the outcome (`tests.commands.streams.outcome`)."""
+    return outcome(
+        record.main, [*make_record_argv(fixture.parent), *argv], model_factory=lambda: ScriptedModel(*scripts)
     )
-    return code, out.getvalue()
 
 
 def test_success_replaces_the_fixture_and_prints_payload_and_changes(fixture_copy):
@@ -272,14 +272,13 @@ def test_a_model_calling_a_tool_it_was_not_offered_ends_with_exit_3_within_the_b
     before = fixture_copy.read_bytes()
     looping = tool_events(['{"q": 1}'], name="web_search")
     scripted = ScriptedModel(*[looping] * 300)
-    out = io.StringIO()
-    code = record.main(
-        [*make_record_argv(fixture_copy.parent), "--max-calls", "5"], model_factory=lambda: scripted, out=out
+    code, printed = outcome(
+        record.main, [*make_record_argv(fixture_copy.parent), "--max-calls", "5"], model_factory=lambda: scripted
     )
-    assert code == 3, out.getvalue()
+    assert code == 3, printed
     assert scripted.calls == 5
-    assert "never called the structured-output tool 'Invoice' in 5 model calls (the bound per case)" in out.getvalue()
-    assert "it called tools it was not offered: 'web_search' x5" in out.getvalue()
+    assert "never called the structured-output tool 'Invoice' in 5 model calls (the bound per case)" in printed
+    assert "it called tools it was not offered: 'web_search' x5" in printed
     assert fixture_copy.read_bytes() == before
 
 
@@ -329,17 +328,17 @@ def test_the_command_reports_a_missing_strands_as_exit_1_not_a_traceback(fixture
         timeout=60,
     )
     assert done.returncode == 1, done.stderr
-    assert "Missing dependency: strands-agents" in done.stdout and "Traceback" not in done.stderr
+    assert "Missing dependency: strands-agents" in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == ""
     assert fixture_copy.read_bytes() == before
 
 
 def test_absent_credentials_exit_2_before_any_call(fixture_copy, no_aws_credentials):
     before = fixture_copy.read_bytes()
-    out = io.StringIO()
-    code = record.main(make_record_argv(fixture_copy.parent), out=out)
+    code, printed = outcome(record.main, make_record_argv(fixture_copy.parent))
     assert code == recording.EXIT_AGENT_FAILED == 2
-    assert "The agent call failed: CredentialsError: no AWS credentials found" in out.getvalue()
-    assert "AWS_PROFILE" in out.getvalue() and "Nothing was written." in out.getvalue()
+    assert "The agent call failed: CredentialsError: no AWS credentials found" in printed
+    assert "AWS_PROFILE" in printed and "Nothing was written." in printed
     assert fixture_copy.read_bytes() == before
 
 
@@ -387,7 +386,7 @@ def capture(*scripts, source, label=""):
         model_id="scripted",
         note="scripted capture",
         label=label,
-        out=out,
+        err=out,
     )
     return captured, out.getvalue()
 
@@ -423,7 +422,7 @@ def test_a_task_that_returns_something_else_than_the_schema_is_refused(tmp_path)
         source=str(tmp_path / "x.json"),
         model_id="m",
         note="n",
-        out=out,
+        err=out,
     )
     assert code == 2 and "returned a str ('a summary'), not the structured output" in out.getvalue()
     assert "return result.structured_output from the task" in out.getvalue()
@@ -450,7 +449,7 @@ def test_make_record_is_the_general_recorder_on_the_offline_invoice():
 
 
 def test_the_command_repeats_the_library_defaults_it_cannot_import_before_the_dependency_check():
-    from helpers.exchanges import calls
+    from helpers.formats import exchange
 
-    assert record.DEFAULT_MATCH_ON == calls.DEFAULT_MATCH_ON and record.MATCH_PARTS == calls.MATCH_PARTS
+    assert record.DEFAULT_MATCH_ON == exchange.DEFAULT_MATCH_ON and record.MATCH_PARTS == exchange.MATCH_PARTS
     assert record.DEFAULT_MAX_CALLS == recording.DEFAULT_MAX_CALLS

@@ -1,14 +1,14 @@
 """The formats layer: one base for every format error, one wording, one reader of JSON files."""
 
 import pytest
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, NonNegativeInt, ValidationError, model_validator
 
 from helpers.errors import EvalError
 from helpers.exchanges.fixtures import FixtureError
 from helpers.formats import COUNTS, RESULTS_FORMAT
 from helpers.formats import json as strict_json
 from helpers.formats.cases import CaseFileError
-from helpers.formats.errors import FormatError, file_error, validation_problem
+from helpers.formats.errors import FormatError, file_error, refused, validation_problem
 from helpers.formats.results import FORMAT, Counts, ResultsError
 from walkthroughs.fcc.datasets_server import SnapshotError
 
@@ -61,6 +61,46 @@ def test_a_prefix_puts_the_field_under_the_line_s_own_field():
     with pytest.raises(ValidationError) as caught:
         Line.model_validate({"total": "many"})
     assert validation_problem(caught.value, ("output",))[0] == "output.total"
+
+
+class Row(BaseModel):
+    model_config = ConfigDict(strict=True)
+
+    row_idx: NonNegativeInt
+    first: int = 0
+    last: int = 0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "Row":
+        if self.last < self.first:
+            raise refused(("last",), f"is {self.last}, before first ({self.first})", self.last)
+        return self
+
+
+class Page(BaseModel):
+    rows: list[Row]
+
+
+@pytest.mark.parametrize(
+    ("data", "musts", "expected"),
+    [
+        ({"rows": [{"row_idx": "0"}]}, {"row_idx": "must be a row's index"}, 'is "0"; it must be a row\'s index'),
+        ({"rows": [{}]}, {"row_idx": "must be a row's index"}, "is missing; it must be a row's index"),
+        ({"rows": [{"row_idx": -1}]}, {"rows[].row_idx": "must be >= 0", "row_idx": "no"}, "is -1; it must be >= 0"),
+        ({"rows": [{"row_idx": -1}]}, {"rows.row_idx": "no"}, "input should be greater than or equal to 0"),
+    ],
+)
+def test_a_format_s_table_says_what_a_field_must_be_and_shows_the_value(data, musts, expected):
+    with pytest.raises(ValidationError) as caught:
+        Page.model_validate(data)
+    assert validation_problem(caught.value, musts=musts) == ("rows[0].row_idx", expected)
+
+
+def test_a_check_of_two_fields_is_reported_at_the_field_it_refuses_in_its_own_words():
+    with pytest.raises(ValidationError) as caught:
+        Page.model_validate({"rows": [{"row_idx": 0, "first": 5, "last": 2}]})
+    musts = {"last": "must not be used for a check's own words"}
+    assert validation_problem(caught.value, musts=musts) == ("rows[0].last", "is 2, before first (5)")
 
 
 def test_a_whole_file_is_read_with_its_line_and_field_named(tmp_path):

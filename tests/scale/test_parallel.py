@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 import textwrap
@@ -24,6 +23,7 @@ from helpers.scale.batches import Scorer
 from helpers.scale.engine import Engine, EngineError, open_engine
 from helpers.scale.progress import FinalLine
 from helpers.scale.run import _fan_out, batches, score_at_scale
+from tests.commands.streams import outcome
 from walkthroughs.invoices import Invoice, reference_cases
 from walkthroughs.simulated_large import SCHEMA, simulated_run
 
@@ -295,10 +295,8 @@ def order_project(tmp_path_factory):
 def score_command(folder, *extra):
     from helpers.commands.score import main
 
-    out = io.StringIO()
     argv = ["--schema", "order_schema:PurchaseOrder", "--cases", "cases.jsonl", "--predictions", "predictions.jsonl"]
-    code = main([*argv, *extra], out=out)
-    return code, out.getvalue()
+    return outcome(main, [*argv, *extra])
 
 
 @pytest.mark.local_servers

@@ -8,7 +8,6 @@ reads the files, and must live).
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -25,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from helpers.commands.score import main
+from tests.commands.streams import outcome
 
 SCHEMA = """
 import multiprocessing, os, time
@@ -69,10 +69,9 @@ ARGS = ["--schema", "hostile_schema:Order", "--cases", "cases.jsonl", "--predict
 def score(folder: Path, monkeypatch, *extra: str) -> tuple[int, str, float]:
     monkeypatch.chdir(folder)
     monkeypatch.delitem(sys.modules, "hostile_schema", raising=False)
-    out = io.StringIO()
     started = time.monotonic()
-    code = main([*ARGS, *extra], out=out)
-    return code, out.getvalue(), time.monotonic() - started
+    code, printed = outcome(main, [*ARGS, *extra])
+    return code, printed, time.monotonic() - started
 
 
 def test_more_workers_than_cores_are_capped_unless_asked(tmp_path, monkeypatch):

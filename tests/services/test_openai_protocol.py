@@ -12,6 +12,7 @@ from helpers.commands import record, score
 from helpers.exchanges.fixtures import load_exchange
 from helpers.exchanges.replay import ReplayModel
 from helpers.files import REPO_ROOT
+from tests.commands.streams import outcome
 from tests.servers.openai import OpenAIServer, text_step, tool_calls_step
 
 pytest.importorskip("openai")
@@ -114,11 +115,11 @@ def test_a_model_answering_in_text_only_ends_with_exit_3_after_the_forced_retry(
     with OpenAIServer() as server:
         monkeypatch.setenv("LOCAL_OPENAI_URL", server.url + "/v1")
         server.script = [text_step("I cannot read this order."), text_step("Still cannot.")]
-        out = io.StringIO()
         argv = [*BASE, "--task", "extract:task", "--cassettes", "cassettes", "--model", "models:local"]
-        assert record.main(argv, out=out) == 3, out.getvalue()
+        code, printed = outcome(record.main, argv)
+        assert code == 3, printed
     assert len(server.requests) == 2
-    assert "never called the structured-output tool 'PurchaseOrder'" in out.getvalue()
+    assert "never called the structured-output tool 'PurchaseOrder'" in printed
     assert not (project / "cassettes").exists() or not list((project / "cassettes").iterdir())
 
 
@@ -131,7 +132,7 @@ def test_a_model_answering_in_text_only_ends_with_exit_3_after_the_forced_retry(
     ],
 )
 def test_a_bad_factory_is_bad_input_before_any_call(project, spec, message):
-    out = io.StringIO()
     argv = [*BASE, "--task", "extract:task", "--cassettes", "cassettes", "--model", spec]
-    assert record.main(argv, out=out) == 2
-    assert message in out.getvalue() and "Nothing was written." in out.getvalue()
+    code, printed = outcome(record.main, argv)
+    assert code == 2
+    assert message in printed and "Nothing was written." in printed

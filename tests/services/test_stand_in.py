@@ -10,6 +10,7 @@ import pytest
 from helpers.commands import record, score, stand_in
 from helpers.exchanges.fixtures import load_exchange
 from helpers.files import REPO_ROOT
+from tests.commands.streams import streams
 
 FOLDER = REPO_ROOT / "examples" / "your_own_agent"
 BASE = ["--schema", "purchase_order:PurchaseOrder", "--cases", "cases.jsonl"]
@@ -82,11 +83,11 @@ def test_record_against_the_stand_in_then_replay_with_no_socket(project, monkeyp
 
 def test_the_stand_in_refuses_a_tool_calls_file_naming_an_unknown_case(project, capsys):
     (project / "calls.jsonl").write_text('{"name": "po-9999", "calls": [{"name": "x", "input": {}}]}\n')
-    out = io.StringIO()
     argv = [*BASE, "--predictions", "predictions_v2.jsonl", "--tool-calls", "calls.jsonl", "--port", "0"]
-    assert stand_in.main(argv, out=out) == 2
-    assert "calls.jsonl: line 1: field 'name' 'po-9999' is no case of the case file" in out.getvalue()
-    assert "The stand-in did not start." in out.getvalue()
+    code, out, err = streams(stand_in.main, argv)
+    assert code == 2 and out == ""
+    assert "calls.jsonl: line 1: field 'name' 'po-9999' is no case of the case file" in err
+    assert "The stand-in did not start." in err
 
 
 def test_help_says_how_to_record_against_it(capsys):

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers.commands import score
+from tests.commands.streams import outcome, streams
 from tests.walkthroughs.test_record_fcc import copy_committed_fcc, fake, tool_turn
 from walkthroughs.fcc import record as record_fcc
 from walkthroughs.fcc.documents import from_snapshot
@@ -105,21 +106,20 @@ def test_the_notebook_loader_reads_the_old_set_after_a_killed_switch(killed):
 def test_a_failing_rerun_says_it_rolled_back_and_cleans_the_staging_folder(killed, serve):
     snapshot, cases, exchanges, before, _, staging = killed
     broken = serve(lambda path, query: (503, {}, b'{"error": "Internal error"}'))
-    out = io.StringIO()
-    code = record_fcc.main(argv(broken.url, snapshot, cases, exchanges), model_factory=fake([]), out=out)
-    printed = out.getvalue()
-    assert code == record_fcc.EXIT_AGENT_FAILED, printed
+    code, printed, errors = streams(
+        record_fcc.main, argv(broken.url, snapshot, cases, exchanges), model_factory=fake([])
+    )
+    assert code == record_fcc.EXIT_AGENT_FAILED, errors
     assert f"Rolled back the switch a killed run left: {snapshot}, {cases} restored." in printed
     assert "the staging folder of a killed run" in printed and not list(staging.iterdir())
-    assert printed.rstrip().endswith(record_fcc.NOTHING_WRITTEN)
+    assert "Download failed" in errors and errors.rstrip().endswith(record_fcc.NOTHING_WRITTEN)
     assert every_file(snapshot.parent, exchanges) == before
 
 
 def test_snapshot_and_cases_naming_one_file_are_refused_before_any_request(server, tmp_path):
     snapshot, _, exchanges = copy_committed_fcc(tmp_path / "data")
     before = snapshot.read_bytes()
-    out = io.StringIO()
-    code = record_fcc.main(argv(server.url, snapshot, snapshot, exchanges), model_factory=fake([]), out=out)
+    code, printed = outcome(record_fcc.main, argv(server.url, snapshot, snapshot, exchanges), model_factory=fake([]))
     assert code == record_fcc.EXIT_AGENT_FAILED
-    assert f"--cases {snapshot} is the same file as --snapshot {snapshot}" in out.getvalue(), out.getvalue()
+    assert f"--cases {snapshot} is the same file as --snapshot {snapshot}" in printed, printed
     assert server.requests == 0 and snapshot.read_bytes() == before

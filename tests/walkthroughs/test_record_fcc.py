@@ -27,6 +27,7 @@ from helpers.exchanges.cassettes import Cassettes
 from helpers.exchanges.fixtures import Exchange
 from helpers.exchanges.replay import ReplayModel, turn_events
 from helpers.harness.cases import load_cases
+from tests.commands.streams import outcome
 from tests.servers.local import LocalServer
 from walkthroughs.fcc import record as record_fcc
 from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_path, load_document_exchange
@@ -171,12 +172,11 @@ class FailingOnThirdCall(ReplayModel):
 
 
 def run(server_url: str, targets, factory=None, *extra: str) -> tuple[int, str]:
+    """The exit code and what it printed about the outcome (`tests.commands.streams.outcome`)."""
     snapshot, cases, exchanges = targets
-    out = io.StringIO()
     argv = ["--base-url", server_url, "--timeout", "0.5", "--retries", "1", "--backoff", "0.01"]
     argv += ["--snapshot", str(snapshot), "--cases", str(cases), "--exchanges", str(exchanges), *extra]
-    code = record_fcc.main(argv, model_factory=factory, out=out)
-    return code, out.getvalue()
+    return outcome(record_fcc.main, argv, model_factory=factory)
 
 
 # --- success --------------------------------------------------------------------------------
@@ -283,7 +283,7 @@ def test_download_failure_exits_2_naming_the_service_and_writes_nothing(serve, t
         (lambda path, query: (200, {}, b"[" * 100_000 + b"]" * 100_000), "nested too deeply"),
         (
             lambda path, query: rows_page(query, dict(PAGE, rows=[dict(PAGE["rows"][0], row_idx="first")])),
-            "row_idx is 'first'",
+            "field 'rows[0].row_idx': is \"first\"; it must be a non-negative integer",
         ),
     ],
     ids=["redirect loop", "deep body", "non-integer row index"],

@@ -13,7 +13,8 @@ Live, it fetches one page per request and pages by `num_rows_total`. Every wait 
 Whatever goes wrong ends as `DatasetsServerError`, whose message names the service and the fix;
 an out-of-range setting or a malformed base URL is a `ValueError` naming the setting. The pages
 fetched can be written to a snapshot file; in replay mode the same pages are read back from it,
-and nothing here opens a socket.
+and nothing here opens a socket. A page is read as the pydantic model `Page` and a snapshot as
+`SnapshotFile`, refused through `helpers.formats` with the field named and what it must be.
 
 Secrets: the optional token comes from `HF_TOKEN` (or `token=`) and is sent as a header only to
 Hugging Face hosts (`huggingface.co` and its subdomains) over https. Set `HF_TOKEN_ANY_HOST=1`
@@ -33,10 +34,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import takewhile
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import requests
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, StrictInt, StrictStr, ValidationError
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 from requests.adapters import HTTPAdapter
 from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import MaxRetryError, ProtocolError
@@ -45,7 +48,7 @@ from urllib3.util.retry import Retry
 from helpers.errors import EvalError
 from helpers.files import write_text_atomically
 from helpers.formats import json as strict_json
-from helpers.formats.errors import FormatError
+from helpers.formats.errors import FormatError, file_error, validation_problem
 
 SERVICE = "Hugging Face datasets server"
 DEFAULT_BASE_URL = "https://datasets-server.huggingface.co"
@@ -166,20 +169,14 @@ def _opted_in() -> bool:
 # --- requests ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@pydantic_dataclass(frozen=True, config=ConfigDict(extra="forbid"))
 class RowsRequest:
-    """Which split to page through, and how many rows per page."""
+    """Which split to page through, and how many rows per page (the server serves at most 100)."""
 
-    dataset: str
-    config: str
-    split: str
-    page_length: int = MAX_PAGE_LENGTH
-
-    def __post_init__(self) -> None:
-        if isinstance(self.page_length, bool) or not isinstance(self.page_length, int):
-            raise ValueError(f"page_length must be an integer between 1 and {MAX_PAGE_LENGTH}")
-        if not 1 <= self.page_length <= MAX_PAGE_LENGTH:
-            raise ValueError(f"page_length must be between 1 and {MAX_PAGE_LENGTH}")
+    dataset: StrictStr
+    config: StrictStr
+    split: StrictStr
+    page_length: Annotated[StrictInt, Field(ge=1, le=MAX_PAGE_LENGTH)] = MAX_PAGE_LENGTH
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -190,31 +187,69 @@ class RowsRequest:
         }
 
 
+class _Shape(BaseModel):
+    """A JSON object of a page: exact types (no `"3"` for 3); the server may add fields."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
+
+
+class _Row(_Shape):
+    row_idx: NonNegativeInt
+    row: dict[str, Any]
+
+
+class Page(_Shape):
+    """One `/rows` response body."""
+
+    features: list[Any]
+    rows: list[_Row]
+    num_rows_total: NonNegativeInt
+
+
+class SnapshotFile(BaseModel):
+    """A snapshot: the request, each page as the server returned it, and where it came from."""
+
+    model_config = ConfigDict(extra="forbid")  # not strict: `request` is read from a dict; its fields are
+
+    provenance: dict[str, Any]
+    request: RowsRequest
+    pages: Annotated[list[Page], Field(min_length=1)]
+
+
+# What each field must be, keyed by the end of its path (see `helpers.formats.errors.validation_problem`).
+MUSTS = {
+    "provenance": "must be an object saying where the snapshot came from",
+    "request": "must be an object with dataset, config, split and page_length",
+    "dataset": "must be the dataset's name",
+    "config": "must be the dataset's config name",
+    "split": "must be the split's name",
+    "page_length": f"must be an integer between 1 and {MAX_PAGE_LENGTH}, the rows per page",
+    "pages": "must list at least one page of rows",
+    "pages[]": "must be an object with features, rows and num_rows_total",
+    "features": "must be a list, the dataset's features",
+    "rows": "must be a list of rows",
+    "rows[]": "must be an object with a 'row' object and its 'row_idx'",
+    "row": "must be an object, the row's cells",
+    "row_idx": "must be a non-negative integer, the row's index in the split",
+    "num_rows_total": "must be a non-negative integer, the rows in the split",
+}
+
+
 def check_page(page: Any, where: str) -> dict[str, Any]:
-    """Validate one `/rows` response body and return it.
+    """Validate one `/rows` response body (as `Page`) and return it as it came.
 
     Raises:
-        DatasetsServerError: If it is an error payload or lacks `features`, `rows` (each with
-            a `row` object and an integer `row_idx`) or a non-negative integer `num_rows_total`.
-            `where` names the source.
+        DatasetsServerError: If it is an error payload or not a `Page`; `where` names the source.
     """
     if not isinstance(page, dict):
         raise DatasetsServerError(f"{where}: malformed page, expected a JSON object")
     if "error" in page:
         raise DatasetsServerError(f"{where}: {SERVICE} returned an error: {str(page['error'])[:500]}")
-    for key, kind in (("features", list), ("rows", list), ("num_rows_total", int)):
-        if not isinstance(page.get(key), kind) or isinstance(page.get(key), bool):
-            raise DatasetsServerError(f"{where}: malformed page, field {key!r} missing or not a {kind.__name__}")
-    if page["num_rows_total"] < 0:
-        raise DatasetsServerError(f"{where}: malformed page, 'num_rows_total' is negative")
-    for index, entry in enumerate(page["rows"]):
-        if not isinstance(entry, dict) or not isinstance(entry.get("row"), dict):
-            raise DatasetsServerError(f"{where}: malformed page, rows[{index}] has no 'row' object")
-        row_idx = entry.get("row_idx")
-        if not isinstance(row_idx, int) or isinstance(row_idx, bool) or row_idx < 0:
-            raise DatasetsServerError(
-                f"{where}: malformed page, rows[{index}].row_idx is {row_idx!r}, not a non-negative integer"
-            )
+    try:
+        Page.model_validate(page)
+    except ValidationError as exc:
+        field, what = validation_problem(exc, musts=MUSTS)
+        raise DatasetsServerError(f"{where}: malformed page, field '{field}': {what}") from None
     return page
 
 
@@ -576,8 +611,8 @@ def read_snapshot(path: Path | str, record_command: str = RECORD_COMMAND) -> Sna
 
     Raises:
         SnapshotError: If the file is missing (the message names `record_command`), unreadable,
-            not UTF-8, not JSON or nested too deeply, lacks `provenance`, `request` or valid
-            `pages`, holds no page, or serves one `row_idx` twice.
+            not UTF-8, not JSON or nested too deeply, is not a `SnapshotFile` (the message names
+            the field), or serves one `row_idx` twice.
     """
     path = Path(path)
     fix = f"re-record with `{record_command}`"
@@ -587,31 +622,31 @@ def read_snapshot(path: Path | str, record_command: str = RECORD_COMMAND) -> Sna
     )
     document = strict_json.read_document(path, missing, fix, error=SnapshotError)
     if not isinstance(document, dict):
-        raise SnapshotError(f"{path}: expected an object with provenance, request and pages")
-    for key, kind in (("provenance", dict), ("request", dict), ("pages", list)):
-        if not isinstance(document.get(key), kind):
-            raise SnapshotError(f"{path}: field {key!r} missing or not a {kind.__name__}; {fix}")
+        raise SnapshotError(
+            file_error(
+                path, f"is a JSON {type(document).__name__}, not an object with provenance, request and pages", fix
+            )
+        )
     try:
-        request = RowsRequest(**document["request"])
-    except (TypeError, ValueError) as exc:
-        raise SnapshotError(f"{path}: field 'request' is invalid: {exc}") from exc
-    if not document["pages"]:
-        raise SnapshotError(f"{path}: holds no page of rows; {fix}")
-    pages = []
+        snapshot = SnapshotFile.model_validate(document)
+    except ValidationError as exc:
+        field, what = validation_problem(exc, musts=MUSTS)
+        raise SnapshotError(file_error(path, what, fix, field=field)) from None
     seen: dict[int, int] = {}
-    for index, page in enumerate(document["pages"]):
-        try:
-            pages.append(check_page(page, f"{path}: pages[{index}]"))
-        except DatasetsServerError as exc:
-            raise SnapshotError(str(exc)) from exc
-        for entry in page["rows"]:
-            if entry["row_idx"] in seen:
+    for index, page in enumerate(snapshot.pages):
+        for number, entry in enumerate(page.rows):
+            if entry.row_idx in seen:
                 raise SnapshotError(
-                    f"{path}: pages[{index}] serves row_idx {entry['row_idx']} again (first in "
-                    f"pages[{seen[entry['row_idx']]}]); a snapshot holds each row once; {fix}"
+                    file_error(
+                        path,
+                        f"serves row {entry.row_idx} again (first in pages[{seen[entry.row_idx]}]); "
+                        "a snapshot holds each row once",
+                        fix,
+                        field=f"pages[{index}].rows[{number}].row_idx",
+                    )
                 )
-            seen[entry["row_idx"]] = index
-    return Snapshot(path, document["provenance"], request, pages)
+            seen[entry.row_idx] = index
+    return Snapshot(path, document["provenance"], snapshot.request, document["pages"])
 
 
 def snapshot_rows(snapshot: Snapshot, record_command: str = RECORD_COMMAND) -> Iterator[dict]:

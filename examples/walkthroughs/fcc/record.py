@@ -68,16 +68,21 @@ def main(
     *,
     model_factory: Callable[[], Any] | None = None,
     out: TextIO | None = None,
+    err: TextIO | None = None,
 ) -> int:
-    """Run the refresh and the recording; returns the exit code. `model_factory` replaces Bedrock in tests."""
-    out = out or sys.stdout
-    return exits.run(lambda: _main(_parser().parse_args(argv), model_factory, out), err=out)
+    """Run the refresh and the recording; returns the exit code. `model_factory` replaces Bedrock in tests.
+
+    Progress and the review of each recording go to `out` (standard output); refusals, failures
+    and warnings to `err` (standard error).
+    """
+    out, err = out or sys.stdout, err or sys.stderr
+    return exits.run(lambda: _main(_parser().parse_args(argv), model_factory, out, err), err=err)
 
 
-def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out: TextIO) -> int:
+def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out: TextIO, err: TextIO) -> int:
     try:
         for name in REQUIRED_MODULES:
-            _require(name, out)
+            _require(name, err)
         from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR
         from walkthroughs.fcc.documents import CASES_PATH, SNAPSHOT_PATH
 
@@ -86,22 +91,22 @@ def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out
             Path(args.cases) if args.cases else CASES_PATH,
             Path(args.exchanges) if args.exchanges else FCC_EXCHANGES_DIR,
         )
-        _check_targets(targets, out)
-        _settle(targets, out)
-        client = _client(args, out)
-        model, model_id = _model(model_factory, out)
-        source = _download(client, targets.exchanges, out)
+        _check_targets(targets, err)
+        _settle(targets, out, err)
+        client = _client(args, err)
+        model, model_id = _model(model_factory, out, err)
+        source = _download(client, targets.exchanges, out, err)
         with staging_folder(STAGING_PREFIX) as staging:
-            writes = _record(source, model, model_id, staging, targets, out)
-            _switch(writes, source, targets, out)
+            writes = _record(source, model, model_id, staging, targets, out, err)
+            _switch(writes, source, targets, out, err)
     except _Stop as stop:
         if stop.code != EXIT_MISSING_DEPENDENCY:
-            print(NOTHING_WRITTEN, file=out)
+            print(NOTHING_WRITTEN, file=err)
         return stop.code
     return EXIT_OK
 
 
-def _check_targets(targets: _Targets, out: TextIO) -> None:
+def _check_targets(targets: _Targets, err: TextIO) -> None:
     """Refuse, before any work, targets that are one file, a symlink, a device or a folder."""
     from helpers.outputs import OutputError, check_folder, check_output, refuse_overlap
 
@@ -117,11 +122,11 @@ def _check_targets(targets: _Targets, out: TextIO) -> None:
                     "and stale ones removed; keep it in another folder"
                 )
     except OutputError as exc:
-        print(f"Refused: {exc}.", file=out)
+        print(f"Refused: {exc}.", file=err)
         raise _Stop(EXIT_AGENT_FAILED) from exc
 
 
-def _settle(targets: _Targets, out: TextIO) -> None:
+def _settle(targets: _Targets, out: TextIO, err: TextIO) -> None:
     """Finish or undo a switch a killed run left in the target folders, and its staging folders, and say so."""
     from helpers.files import WriteError, remove_dead_staging, settle
 
@@ -133,10 +138,10 @@ def _settle(targets: _Targets, out: TextIO) -> None:
         try:
             restored = [path for folder in folders for path in settle(folder) if not path.name.startswith(".")]
         except WriteError as exc:
-            print(f"An interrupted switch could not be undone: {exc}", file=out)
+            print(f"An interrupted switch could not be undone: {exc}", file=err)
             raise _Stop(EXIT_AGENT_FAILED) from exc
     for warning in seen:
-        print(f"Warning: {warning.message}", file=out)
+        print(f"Warning: {warning.message}", file=err)
     if restored:
         print(f"Rolled back the switch a killed run left: {', '.join(map(str, restored))} restored.", file=out)
     for folder in remove_dead_staging(STAGING_PREFIX):
@@ -178,26 +183,26 @@ class _Targets:
     exchanges: Path
 
 
-def _require(name: str, out: TextIO) -> None:
+def _require(name: str, err: TextIO) -> None:
     try:
         importlib.import_module(name)
     except ImportError as exc:
-        print(f"{exits.missing_dependency(name)} ({exc})", file=out)
+        print(f"{exits.missing_dependency(name)} ({exc})", file=err)
         raise _Stop(EXIT_MISSING_DEPENDENCY) from exc
 
 
-def _client(args: argparse.Namespace, out: TextIO) -> Any:
+def _client(args: argparse.Namespace, err: TextIO) -> Any:
     """The datasets-server client; a setting out of range or a malformed URL ends here, before any call."""
     from walkthroughs.fcc.datasets_server import DatasetsServerClient
 
     try:
         return DatasetsServerClient(args.base_url, timeout=args.timeout, retries=args.retries, backoff=args.backoff)
     except ValueError as exc:
-        print(f"Refused: {exc}.", file=out)
+        print(f"Refused: {exc}.", file=err)
         raise _Stop(EXIT_AGENT_FAILED) from exc
 
 
-def _model(model_factory: Callable[[], Any] | None, out: TextIO) -> tuple[Any, str]:
+def _model(model_factory: Callable[[], Any] | None, out: TextIO, err: TextIO) -> tuple[Any, str]:
     """The one model shared by every document: Bedrock, after an offline credentials check."""
     if model_factory is not None:
         model = model_factory()
@@ -209,13 +214,13 @@ def _model(model_factory: Callable[[], Any] | None, out: TextIO) -> tuple[Any, s
         check_credentials()
         model = live_model()
     except Exception as exc:  # no credentials, a profile that does not exist, a region boto3 refuses
-        report_agent_failure(exc, out, subject="Setting up Bedrock")
+        report_agent_failure(exc, err, subject="Setting up Bedrock")
         raise _Stop(EXIT_AGENT_FAILED) from exc
     print(f"Model: {MODEL_ID} in {resolve_region()}", file=out)
     return model, MODEL_ID
 
 
-def _download(client: Any, exchanges: Path, out: TextIO) -> Any:
+def _download(client: Any, exchanges: Path, out: TextIO, err: TextIO) -> Any:
     """Step 1, the refresh: the five documents, or exit 2 with the service's or the selection's reason."""
     from walkthroughs.fcc.datasets_server import DatasetsServerError
     from walkthroughs.fcc.refresh import RefreshError, fetch_documents
@@ -223,11 +228,11 @@ def _download(client: Any, exchanges: Path, out: TextIO) -> Any:
     try:
         source = fetch_documents(client, exchanges)
     except DatasetsServerError as exc:
-        print(f"Download failed: {exc}", file=out)
+        print(f"Download failed: {exc}", file=err)
         raise _Stop(EXIT_AGENT_FAILED) from exc
     except RefreshError as exc:
-        _print_skipped(exc.source, out)
-        print(str(exc), file=out)
+        _print_skipped(exc.source, err)
+        print(str(exc), file=err)
         raise _Stop(EXIT_AGENT_FAILED) from exc
     _print_skipped(source, out)
     print(f"Fetched {len(source.pages)} page(s); documents: {', '.join(d.id for d in source.documents)}", file=out)
@@ -239,7 +244,9 @@ def _print_skipped(source: Any, out: TextIO) -> None:
         print(f"Skipped row {row.row_idx} ({row.id}): {row.reason}", file=out)
 
 
-def _record(source: Any, model: Any, model_id: str, staging: Path, targets: _Targets, out: TextIO) -> dict[Path, bytes]:
+def _record(
+    source: Any, model: Any, model_id: str, staging: Path, targets: _Targets, out: TextIO, err: TextIO
+) -> dict[Path, bytes]:
     """Steps 1 and 2 into `staging`: the snapshot, the case file, then every cassette; returns what to switch in.
 
     The current exchanges are copied into the staging cassette folder first, so the recorder's
@@ -258,12 +265,12 @@ def _record(source: Any, model: Any, model_id: str, staging: Path, targets: _Tar
     try:
         snapshot, cases_file = stage_refresh(source, staging, recorded)
     except OSError as exc:
-        print(f"Staging the snapshot failed: {exc}", file=out)
+        print(f"Staging the snapshot failed: {exc}", file=err)
         raise _Stop(EXIT_AGENT_FAILED) from exc
     try:
         cases = load_cases(cases_file, FccInvoice)  # the general reader, so the committed file is one it accepts
     except CaseFileError as exc:
-        print(f"The refreshed case file is not usable: {exc}", file=out)
+        print(f"The refreshed case file is not usable: {exc}", file=err)
         raise _Stop(EXIT_AGENT_FAILED) from exc
     ids = [case.name for case in cases]
     cassettes = staging / "cassettes"
@@ -277,7 +284,15 @@ def _record(source: Any, model: Any, model_id: str, staging: Path, targets: _Tar
         f"Recording {len(cases)} documents; nothing in {targets.exchanges} changes until every one succeeded.", file=out
     )
     code = record_cases(
-        FccInvoice, cases, extract, cassettes, model=model, model_id=model_id, record_command=RECORD_COMMAND, out=out
+        FccInvoice,
+        cases,
+        extract,
+        cassettes,
+        model=model,
+        model_id=model_id,
+        record_command=RECORD_COMMAND,
+        out=out,
+        err=err,
     )
     if code != EXIT_OK:
         raise _Stop(code)
@@ -289,7 +304,7 @@ def _record(source: Any, model: Any, model_id: str, staging: Path, targets: _Tar
     return writes
 
 
-def _switch(writes: dict[Path, bytes], source: Any, targets: _Targets, out: TextIO) -> None:
+def _switch(writes: dict[Path, bytes], source: Any, targets: _Targets, out: TextIO, err: TextIO) -> None:
     """Step 3: every file in, and the provably stale exchanges out, as one step."""
     from helpers.files import switch_files
 
@@ -298,7 +313,7 @@ def _switch(writes: dict[Path, bytes], source: Any, targets: _Targets, out: Text
     try:
         switch_files(writes, remove=stale)
     except (OSError, ValueError) as exc:  # a full disk, a read-only folder; SwitchError: colliding names
-        print(f"Writing the recording failed: {exc}", file=out)
+        print(f"Writing the recording failed: {exc}", file=err)
         raise _Stop(EXIT_AGENT_FAILED) from exc
     for path, reason in stale.items():
         print(f"Removed {path.name}: {reason}.", file=out)
