@@ -135,10 +135,10 @@ def _draw_sums(drawn: np.ndarray, columns: np.ndarray, dtype: type) -> np.ndarra
     pieces is exact too.
     """
     rows = columns.shape[0]
-    multiplicity = np.empty((drawn.shape[0], rows), dtype=dtype)
+    multiplicity: np.ndarray = np.empty((drawn.shape[0], rows), dtype=dtype)
     for row in range(drawn.shape[0]):
         multiplicity[row] = np.bincount(drawn[row], minlength=rows)
-    sums = np.zeros((drawn.shape[0], columns.shape[1]), dtype=dtype)
+    sums: np.ndarray = np.zeros((drawn.shape[0], columns.shape[1]), dtype=dtype)
     step = max(1, PRODUCT_PIECE // (drawn.shape[0] * columns.shape[1]))
     for start in range(0, rows, step):
         sums += multiplicity[:, start : start + step] @ columns[start : start + step]
@@ -162,7 +162,7 @@ def _distinct_columns(matrices: Sequence[np.ndarray], documents: int) -> tuple[n
     for matrix in matrices:
         for column in range(matrix.shape[1]):
             values = np.ascontiguousarray(matrix[:, column], dtype=np.int64)
-            same = first.setdefault(hashlib.blake2b(values, digest_size=16).digest(), [])
+            same = first.setdefault(hashlib.blake2b(values.data, digest_size=16).digest(), [])
             found = next((index for index in same if np.array_equal(picked[index], values)), None)
             if found is None:
                 found = len(picked)

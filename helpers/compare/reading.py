@@ -336,12 +336,12 @@ class _Shapes(dict):
             for path, numbers in pairs:
                 if max(numbers) > MAX_COUNT:
                     _check_counts(dict(zip(COUNTS, numbers, strict=True)), where, path)
-            fields = frozenset()
+            fields: frozenset[str] = frozenset()
             if not unreadable:
                 paths = tuple(path for path, _ in pairs)
-                fields = self.fields.get((field_names, paths))
-                if fields is None:
-                    fields = self.fields[field_names, paths] = schema_fields(field_names, paths)
+                if (field_names, paths) not in self.fields:
+                    self.fields[field_names, paths] = schema_fields(field_names, paths)
+                fields = self.fields[field_names, paths]
             found = self[key] = self.documents.number(Shape(schema, pairs, fields, unreadable))
         return found
 
