@@ -182,7 +182,10 @@ class Documents(Mapping[str, Document]):
 
     def unreadable(self, names: Iterable[str]) -> int:
         """How many of the documents named are outputs that could not be read as the schema."""
-        return sum(self.shapes[self._shape_numbers[self.position[name]]].unreadable for name in names)
+        import numpy as np
+
+        flags = np.array([shape.unreadable for shape in self.shapes], dtype=bool)
+        return int(flags[self.columns(names)[1]].sum())
 
     def __getitem__(self, name: str) -> Document:
         index = self.position[name]
