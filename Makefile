@@ -93,7 +93,7 @@ bench-fuzzy: $(STAMP) ## FuzzyEquals against deepdiff
 	$(BIN)/python -m bench.bench_fuzzy
 
 bench-compare: $(STAMP) ## Comparing two runs at scale against reading the reports
-	$(BIN)/python bench/bench_compare.py
+	$(BIN)/python -m bench.bench_compare
 
 bench-report: $(STAMP) ## Failures by kind in the results file against the rows alone; the 10,000-document page
 	$(BIN)/python bench/bench_report.py

@@ -6,9 +6,10 @@ import gc
 import statistics
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 MIN_ROUNDS = 3
+T = TypeVar("T")
 
 
 def interleaved(
@@ -21,16 +22,28 @@ def interleaved(
 
     The garbage collector runs before each run, so one run's garbage is not collected in another's time.
     """
-    if rounds < minimum:
-        raise SystemExit(f"--rounds {rounds}: give at least {MIN_ROUNDS}, so a median means something")
-    seconds: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, run in runs.items():
+
+    def timed(run: Callable[[], Any]) -> Callable[[], float]:
+        def once() -> float:
             gc.collect()
             started = clock()
             run()
-            seconds[name].append(clock() - started)
-    return seconds
+            return clock() - started
+
+        return once
+
+    return interleaved_results(rounds, {name: timed(run) for name, run in runs.items()}, minimum)
+
+
+def interleaved_results(rounds: int, runs: dict[str, Callable[[], T]], minimum: int = MIN_ROUNDS) -> dict[str, list[T]]:
+    """What each run returns, taking turns round after round: for runs that measure themselves (in a fresh process)."""
+    if rounds < minimum:
+        raise SystemExit(f"--rounds {rounds}: give at least {MIN_ROUNDS}, so a median means something")
+    found: dict[str, list[T]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            found[name].append(run())
+    return found
 
 
 def median(values: Iterable[float]) -> float:

@@ -195,9 +195,7 @@ def report_text(
     ]
     if comparison.pairing.excluded:
         parts.append(show(comparison.pairing.table()))
-    unreadable = [
-        sum(run.documents[name].unreadable for name in comparison.pairing.cases) for run in (old_run, new_run)
-    ]
+    unreadable = [run.columns.unreadable(comparison.pairing.cases) for run in (old_run, new_run)]
     if any(unreadable):
         parts.append(
             f"outputs not readable as the schema (scored 0, no field counts): old {unreadable[0]}, new {unreadable[1]}"

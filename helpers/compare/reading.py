@@ -23,16 +23,20 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from helpers.compare.params import CompareError
 from helpers.formats import COUNTS, RESULTS_FORMAT
 from helpers.formats.json import skip_blanks
-from helpers.harness.names import name_problem
+from helpers.harness.names import MAX_NAME_CHARS, name_problem
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the rows this module reads
 MAX_COUNT = 10**9  # more of one count on one field of one document is not a real comparison
@@ -65,20 +69,162 @@ def schema_fields(field_scores: Any, paths: Iterable[str]) -> frozenset[str]:
     """The top-level field names a document's comparison recorded: its field scores' keys and its paths' heads.
 
     That is the schema as the saved run knows it (stickler scores every field of the model), so two
-    runs whose class names agree but whose fields do not are told apart.
+    runs whose class names agree but whose fields do not are told apart. `field_scores` is the
+    mapping, or its keys.
     """
-    names = set(field_scores) if isinstance(field_scores, Mapping) else set()
+    names = set(field_scores) if isinstance(field_scores, Mapping | tuple) else set()
     names.update(path.split(".", 1)[0] for path in paths)
     return frozenset(str(name) for name in names)
 
 
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What documents of one run often share: the schema, the per-field counts, the recorded fields."""
+
+    schema: str
+    pairs: tuple[tuple[str, tuple[int, ...]], ...]  # (path, counts in `COUNTS` order), in the document's order
+    fields: frozenset[str]
+    unreadable: bool
+
+    @property
+    def counts(self) -> Mapping[str, tuple[int, ...]]:
+        """path -> counts in `COUNTS` order."""
+        return MappingProxyType(dict(self.pairs))
+
+
+_NO_VALUES: Mapping[str, str] = MappingProxyType({})  # a document with no field values; one empty map for all
+_NO_TEXTS = (_NO_VALUES, _NO_VALUES)
+
+
+class Documents(Mapping[str, Document]):
+    """One run's scored documents by case name, held as columns, so a large run costs little per document.
+
+    A document is its score, its field values and the number of its `Shape`. Documents of one
+    run mostly repeat a few shapes (the same counts on the same schema), so each distinct shape
+    is held once and a document costs its name, a float and an integer (and, from a saved
+    report, its field values). Looking a name up builds its `Document`; the comparison reads
+    the columns (`scores`, `shape_numbers`) instead.
+    """
+
+    def __init__(self) -> None:
+        self.position: dict[str, int] = {}
+        self.shapes: list[Shape] = []
+        self._numbers: dict[Shape, int] = {}
+        self._scores = array("d")
+        self._shape_numbers = array("q")
+        self._values: list[tuple[Mapping[str, str], Mapping[str, str]]] = []
+        self._last: tuple[tuple[str, ...], np.ndarray] | None = None
+
+    @classmethod
+    def of(cls, documents: Mapping[str, Document]) -> Documents:
+        """The columns of documents held one object each (as a `Run` built by hand holds them)."""
+        found = cls()
+        for name, document in documents.items():
+            pairs = tuple((path, tuple(values)) for path, values in document.counts.items())
+            shape = Shape(document.schema, pairs, frozenset(document.fields), document.unreadable)
+            found.add(name, document.score, found.number(shape), document.expected, document.actual)
+        return found
+
+    def number(self, shape: Shape) -> int:
+        """The number of `shape` in this run, the same for every equal shape."""
+        if shape not in self._numbers:
+            self._numbers[shape] = len(self.shapes)
+            self.shapes.append(shape)
+        return self._numbers[shape]
+
+    def add(
+        self,
+        name: str,
+        score: float,
+        shape: int,
+        expected: Mapping[str, str] = _NO_VALUES,
+        actual: Mapping[str, str] = _NO_VALUES,
+    ) -> None:
+        """Keep one document: its name, score, the number of its shape and its field values."""
+        self.position[name] = len(self._scores)
+        self._scores.append(score)
+        self._shape_numbers.append(shape)
+        self._values.append(_NO_TEXTS if expected is _NO_VALUES and actual is _NO_VALUES else (expected, actual))
+
+    def columns(self, names: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The scores (float64) and shape numbers (intp) of the documents named, in that order."""
+        import numpy as np
+
+        positions = self._positions(names)
+        scores = np.frombuffer(self._scores, dtype=np.float64)[positions]
+        return scores, np.frombuffer(self._shape_numbers, dtype=np.int64)[positions].astype(np.intp)
+
+    def _positions(self, names: Iterable[str]) -> np.ndarray:
+        """Where the documents named are held; found once for the last tuple of names asked for.
+
+        A comparison asks for the same paired cases several times, and they are often every
+        document in the order read, which needs no lookup at all.
+        """
+        import numpy as np
+
+        names = tuple(names)  # the same object when given a tuple
+        if self._last is not None and self._last[0] is names:
+            return self._last[1]
+        if len(names) == len(self.position) and names == tuple(self.position):
+            found = np.arange(len(names), dtype=np.intp)
+        else:
+            found = np.fromiter(map(self.position.__getitem__, names), dtype=np.intp, count=len(names))
+        self._last = (names, found)
+        return found
+
+    def shape_of(self, name: str) -> Shape:
+        return self.shapes[self._shape_numbers[self.position[name]]]
+
+    def schema_of(self, name: str) -> str | None:
+        """The schema `name` was scored against; None when this run scored no such case."""
+        index = self.position.get(name)
+        return None if index is None else self.shapes[self._shape_numbers[index]].schema
+
+    def unreadable(self, names: Iterable[str]) -> int:
+        """How many of the documents named are outputs that could not be read as the schema."""
+        import numpy as np
+
+        flags = np.array([shape.unreadable for shape in self.shapes], dtype=bool)
+        return int(flags[self.columns(names)[1]].sum())
+
+    def __getitem__(self, name: str) -> Document:
+        index = self.position[name]
+        shape = self.shapes[self._shape_numbers[index]]
+        expected, actual = self._values[index]
+        return Document(
+            self._scores[index], shape.schema, shape.counts, expected, actual, shape.unreadable, shape.fields
+        )
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.position
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.position)
+
+    def __len__(self) -> int:
+        return len(self.position)
+
+
 @dataclass(frozen=True)
 class Run:
-    """The scored documents of one run by case name, and the cases that carry no score."""
+    """The scored documents of one run by case name, and the cases that carry no score.
+
+    `documents` is always a `Documents`; a mapping of `Document`s given by hand is turned into one.
+    """
 
     source: str
     documents: Mapping[str, Document]
     unscored: Mapping[str, str]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.documents, Documents):
+            object.__setattr__(self, "documents", Documents.of(self.documents))
+
+    @property
+    def columns(self) -> Documents:
+        """`documents`, typed as the columns it is."""
+        assert isinstance(self.documents, Documents)
+        return self.documents
 
 
 # --- validating one case -----------------------------------------------------------------------
@@ -169,28 +315,38 @@ def field_counts(comparison: Any, where: str = "comparison") -> dict[str, dict[s
     return {path: {key: int(found.get(path, {}).get(key, 0)) for key in COUNTS} for path in order}
 
 
-class _Shared(dict):
-    """Hands back one shared copy of each equal path name or count tuple a run holds.
+class _Shapes(dict):
+    """Each distinct shape a reader meets, numbered once in its run's `Documents`.
 
-    At 100,000 documents a run is mostly repeats of the same few path names and small count
-    tuples; sharing them keeps a read run to a few hundred bytes per document.
+    Keyed by what the reader read (the schema, the counts as `(path, counts)` pairs, the field
+    scores' keys, whether unreadable), so a repeated shape costs one lookup, not a `Shape`; the
+    fields are worked out once per distinct set of keys and paths (documents of one schema share it).
     """
 
-    def __missing__(self, key: Any) -> Any:
-        self[key] = key
-        return key
+    def __init__(self, documents: Documents) -> None:
+        super().__init__()
+        self.documents = documents
+        self.fields: dict[tuple, frozenset[str]] = {}
 
-    def fields(self, field_scores: Any, counts: Mapping[str, Any]) -> frozenset[str]:
-        """`schema_fields`, computed once per distinct set of keys (documents of one schema share it)."""
-        names = tuple(field_scores) if isinstance(field_scores, Mapping) else ()
-        key = ("fields", names, tuple(counts))
-        if key not in self:
-            self[key] = self[schema_fields(field_scores, counts)]
-        return self[key]
+    def number(self, key: tuple, where: str) -> int:
+        """The number of the shape `key` describes (`(schema, counts, field names, unreadable)`).
 
-    def rows(self, counts: Mapping[str, Mapping[str, int]]) -> dict[str, tuple[int, ...]]:
-        """Counts as shared tuples in `COUNTS` order, keyed by shared path names."""
-        return {self[path]: self[tuple(values[key] for key in COUNTS)] for path, values in counts.items()}
+        A new shape's counts are checked against `MAX_COUNT`, with `where` naming the case.
+        """
+        found = self.get(key)
+        if found is None:
+            schema, pairs, field_names, unreadable = key
+            for path, numbers in pairs:
+                if max(numbers) > MAX_COUNT:
+                    _check_counts(dict(zip(COUNTS, numbers, strict=True)), where, path)
+            fields: frozenset[str] = frozenset()
+            if not unreadable:
+                paths = tuple(path for path, _ in pairs)
+                if (field_names, paths) not in self.fields:
+                    self.fields[field_names, paths] = schema_fields(field_names, paths)
+                fields = self.fields[field_names, paths]
+            found = self[key] = self.documents.number(Shape(schema, pairs, fields, unreadable))
+        return found
 
 
 def field_texts(output: Any) -> dict[str, str]:
@@ -225,14 +381,14 @@ def _is_ours(metadata: Any) -> bool:
     )
 
 
-@dataclass
 class _Builder:
     """Collects one run's documents case by case, refusing repeats."""
 
-    source: str
-    documents: dict[str, Document] = field(default_factory=dict)
-    unscored: dict[str, str] = field(default_factory=dict)
-    shared: _Shared = field(default_factory=_Shared)
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.documents = Documents()
+        self.unscored: dict[str, str] = {}
+        self.shapes = _Shapes(self.documents)
 
     def add(self, index: int, case: Any, rows: Any) -> None:
         where = f"{self.source}: case {index}"
@@ -258,17 +414,16 @@ class _Builder:
             )
         if not isinstance(label, str) or not label.isprintable():
             raise CompareError(f"{where}: its schema label is {label!r}, not a printable model name; {SAVE_FIX}")
-        counts = {} if unreadable else self.shared.rows(field_counts(comparison, where))
-        document = Document(
-            score=check_score(score, where),
-            schema=label,
-            counts=counts,
-            expected=field_texts(case.get("expected_output")),
-            actual=field_texts(case.get("actual_output")),
-            unreadable=unreadable,
-            fields=frozenset() if unreadable else self.shared.fields(metadata.get("field_scores"), counts),
+        counts = () if unreadable else _pairs(field_counts(comparison, where))
+        field_scores = metadata.get("field_scores")
+        names = tuple(field_scores) if isinstance(field_scores, Mapping) else ()
+        self.put(
+            name,
+            check_score(score, where),
+            self.shapes.number((label, counts, names, unreadable), where),
+            field_texts(case.get("expected_output")),
+            field_texts(case.get("actual_output")),
         )
-        self.put(name, document)
 
     def _repeated(self, name: str) -> None:
         raise CompareError(
@@ -276,19 +431,24 @@ class _Builder:
             "at a time and give every case a distinct name"
         )
 
-    def put(self, name: str, document: Document | None) -> None:
-        """Keep one case: scored (`document`) or not scored by StructuredOutputSimilarity (`None`)."""
-        if name in self.documents or name in self.unscored:
+    def put(self, name: str, score: float | None, *shape: Any) -> None:
+        """Keep one case: scored (`score`, its shape number and field values) or not scored (`None`)."""
+        if name in self.documents.position or name in self.unscored:
             self._repeated(name)
-        if document is None:
+        if score is None:
             self.unscored[name] = NOT_OURS
         else:
-            self.documents[name] = document
+            self.documents.add(name, score, *shape)
 
     def run(self) -> Run:
         if not self.documents:
             raise CompareError(f"{self.source}: no case was scored by StructuredOutputSimilarity; {SCORED_BY}")
         return Run(self.source, self.documents, self.unscored)
+
+
+def _pairs(counts: Mapping[str, Mapping[str, int]]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Per-field counts as `(path, counts in COUNTS order)` pairs, in order."""
+    return tuple((path, tuple(values[key] for key in COUNTS)) for path, values in counts.items())
 
 
 def read_run(report: Any, source: str = "run") -> Run:
@@ -464,7 +624,6 @@ def read_text(path: Path) -> str:
 # --- a compact results file, streamed -----------------------------------------------------------
 
 HEADER_BYTES = 1 << 16  # a results header is one short line; a saved report's first line is "{" or all of it
-_NO_VALUES: Mapping[str, str] = MappingProxyType({})  # a results file holds no outputs; one empty map for all
 
 
 def is_results_file(path: Path | str) -> bool:
@@ -481,47 +640,37 @@ def is_results_file(path: Path | str) -> bool:
 def read_results_file(path: Path | str, source: str | None = None) -> Run:
     """Read a compact per-document results file for a comparison, one line at a time.
 
-    Rows are streamed by `helpers.harness.results.iter_records` (which refuses a bad header, a
-    line that does not validate and a repeated name); each is checked here as a saved report's
-    case is (a printable name, a score in [0, 1], counts up to `MAX_COUNT`) and kept as a few
-    numbers. The file holds no outputs, so the movers table shows no field values for it. A row
-    with no verdict (`failed`, `not_applicable`) is a case not scored, as in a saved report.
+    Rows are streamed by `helpers.formats.results.iter_row_counts` as the few things compare
+    reads of them; it refuses a bad header, a line that does not validate (so a score outside
+    [0, 1] or a negative count) and a repeated name. Each row is checked here as a saved
+    report's case is (a printable name; counts up to `MAX_COUNT`, once per distinct shape) and
+    kept as a score and a shape number. The file holds no outputs, so the movers table shows no
+    field values for it. A row with no verdict (`failed`, `not_applicable`) is a case not
+    scored, as in a saved report.
 
     Raises:
         FileNotFoundError: If there is no file at `path`.
         ValueError: A `ResultsError` or `CompareError` naming the file, the line or case, and the field.
     """
-    from helpers.formats.results import iter_records, read_header
+    from helpers.formats.results import iter_row_counts, read_header
 
     path = Path(path)
     source = source or str(path)
     schema = read_header(path).schema_.rpartition(":")[2]
     builder = _Builder(source)
-    shared = builder.shared
-    for row in iter_records(path):
-        name = check_name(row["name"], f"{source}: a case")
-        status = row["status"]
-        if status in ("failed", "not_applicable"):
-            builder.put(name, None)
-            continue
-        where = f"{source}: case {name!r}"
-        counts = {}
-        for field_path, values in row["counts"].items():
-            numbers = tuple(map(values.__getitem__, COUNTS))  # whole numbers of at least 0: the row's model
-            if max(numbers) > MAX_COUNT:
-                _check_counts(values, where, field_path)
-            counts[shared[field_path]] = shared[numbers]
-        unreadable = status == "unreadable"
-        document = Document(
-            score=check_score(row["score"], where),
-            schema=schema,
-            counts={} if unreadable else counts,
-            expected=_NO_VALUES,
-            actual=_NO_VALUES,
-            unreadable=unreadable,
-            fields=frozenset() if unreadable else shared.fields(row["field_scores"], counts),
-        )
-        builder.put(name, document)
+    documents, shapes, unscored = builder.documents, builder.shapes, builder.unscored
+    for _, name, score, status, fields, counts in iter_row_counts(path):  # names are distinct: a repeat is refused
+        if len(name) > MAX_NAME_CHARS or not name.isprintable():
+            check_name(name, f"{source}: a case")
+        if status == "scored" or status == "unreadable":
+            unreadable = status == "unreadable"
+            key = (schema, () if unreadable else counts, fields, unreadable)
+            shape = shapes.get(key)
+            if shape is None:
+                shape = shapes.number(key, f"{source}: case {name!r}")
+            documents.add(name, score, shape)
+        else:  # failed, not_applicable
+            unscored[name] = NOT_OURS
     return builder.run()
 
 

@@ -20,6 +20,7 @@ the command line is `helpers.commands.compare`:
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -131,14 +132,16 @@ def pair_runs(old: Run, new: Run) -> Pairing:
 
     def status(run: Run, name: str) -> str:
         if name in run.documents:
-            return f"scored against {run.documents[name].schema}"
+            return f"scored against {run.columns.shape_of(name).schema}"
         return run.unscored.get(name, "absent")
 
-    names = dict.fromkeys([*old.documents, *old.unscored, *new.documents, *new.unscored])
+    before, after = old.columns, new.columns
+    names = dict.fromkeys([*before.position, *old.unscored, *after.position, *new.unscored])
+    scored = before.position.keys() & after.position.keys()
+    one_schema = len({shape.schema for shape in (*before.shapes, *after.shapes)}) == 1  # no need to look each up
     cases, excluded = [], []
     for name in names:
-        before, after = old.documents.get(name), new.documents.get(name)
-        if before is not None and after is not None and before.schema == after.schema:
+        if name in scored and (one_schema or before.schema_of(name) == after.schema_of(name)):
             cases.append(name)
         else:
             excluded.append((name, f"old: {status(old, name)}; new: {status(new, name)}"))
@@ -147,22 +150,23 @@ def pair_runs(old: Run, new: Run) -> Pairing:
             f"{old.source} and {new.source} share no case scored against the same schema; "
             "compare runs over the same named cases"
         )
-    _check_same_fields(old, new, cases)
-    return Pairing(tuple(cases), tuple(excluded))
+    pairing = Pairing(tuple(cases), tuple(excluded))
+    _check_same_fields(old, new, pairing.cases)
+    return pairing
 
 
 def _check_same_fields(old: Run, new: Run, cases: Sequence[str]) -> None:
     """Refuse two runs whose schemas share a class name but not their fields: their counts mean different things.
 
     A schema is known by the top-level fields each document's comparison recorded (see
-    `helpers.compare.reading.schema_fields`), gathered per class name over the paired cases.
+    `helpers.compare.reading.schema_fields`), gathered per class name over the paired cases:
+    over the distinct shapes they have, which hold the fields.
     """
     distinct: dict[str, tuple[set[frozenset[str]], set[frozenset[str]]]] = {}
-    for name in cases:  # a run shares one frozenset per schema, so these sets stay tiny
-        before, after = old.documents[name], new.documents[name]
-        seen = distinct.setdefault(before.schema, (set(), set()))
-        seen[0].add(before.fields)
-        seen[1].add(after.fields)
+    for side, run in enumerate((old, new)):
+        for number in np.unique(run.columns.columns(cases)[1]):
+            shape = run.columns.shapes[number]
+            distinct.setdefault(shape.schema, (set(), set()))[side].add(shape.fields)
     for schema, sides in distinct.items():
         old_fields, new_fields = (set[str]().union(*found) for found in sides)
         if old_fields and new_fields and old_fields != new_fields:
@@ -192,33 +196,54 @@ def _metric(mean_score: Any, totals: Mapping[str, np.ndarray], target: str) -> A
 
 @dataclass(frozen=True)
 class Sample:
-    """One run's documents as arrays, in a fixed case order: what the bootstrap resamples."""
+    """One run's documents as arrays, in a fixed case order: what the bootstrap resamples.
+
+    Documents that share a shape (`helpers.compare.reading.Shape`) share a row of `table`, so
+    a run of 100,000 documents holds its counts as a few rows and one number per document;
+    `counts` and `matrix` give them per document, gathered on first use.
+    """
 
     cases: tuple[str, ...]
     scores: np.ndarray  # (documents,)
-    counts: Mapping[str, np.ndarray]  # path -> (documents, len(COUNTS)), views into `matrix`
-    matrix: np.ndarray  # (documents, paths x len(COUNTS)) int64, paths in `counts` order
+    shapes: np.ndarray  # (documents,) each document's row of `table`
+    table: np.ndarray  # (rows, paths x len(COUNTS)) int64, paths in `paths` order
+    paths: tuple[str, ...]
 
     @classmethod
     def of(cls, run: Run, cases: Sequence[str], paths: Sequence[str]) -> Sample:
         """Arrays for `cases` of `run`; a path a document lacks counts zero."""
-        zero = (0,) * len(COUNTS)
-        documents = [run.documents[name] for name in cases]
+        scores, numbers = run.columns.columns(cases)
+        used, shapes = np.unique(numbers, return_inverse=True)
         width = len(COUNTS)
-        # A run holds few distinct count tuples: each is numbered once and the matrix is gathered
-        # from their table, instead of passing every count of every document through Python.
-        number: dict[tuple[int, ...], int] = {zero: 0}
-        rows = (document.counts.get(path, zero) for document in documents for path in paths)
-        picks = [number.setdefault(row, len(number)) for row in rows]
-        table = np.array(list(number), dtype=np.int64).reshape(len(number), width)
-        matrix = table[np.array(picks, dtype=np.intp)].reshape(len(documents), len(paths) * width)
-        scores = np.array([document.score for document in documents], dtype=float)
-        return cls(tuple(cases), scores, _by_path(matrix, paths), matrix)
+        column = {path: index for index, path in enumerate(paths)}
+        blocks, values = array("q"), array("q")  # which block of `width` counts each path's go in, and the counts
+        for row, number in enumerate(used.tolist()):
+            first = row * len(paths)
+            for path, numbers in run.columns.shapes[number].pairs:
+                if path in column:
+                    blocks.append(first + column[path])
+                    values.extend(numbers)
+        table = np.zeros((len(used), len(paths) * width), dtype=np.int64)
+        if blocks:
+            counts = np.frombuffer(values, dtype=np.int64).reshape(-1, width)
+            table.reshape(-1, width)[np.frombuffer(blocks, dtype=np.int64)] = counts
+        return cls(tuple(cases), scores, shapes.reshape(-1).astype(np.intp), table, tuple(paths))
+
+    @cached_property
+    def matrix(self) -> np.ndarray:
+        """(documents, paths x len(COUNTS)) int64: every document's counts, gathered from `table`."""
+        return self.table[self.shapes]
+
+    @cached_property
+    def counts(self) -> Mapping[str, np.ndarray]:
+        """Path -> (documents, len(COUNTS)) counts per document, each gathered when first read."""
+        return _PathCounts(self)
 
     @cached_property
     def totals(self) -> dict[str, np.ndarray]:
         """Each path's counts summed over all documents, computed once."""
-        return _by_path(self.matrix.sum(axis=0), self.counts)
+        per_row = np.bincount(self.shapes, minlength=len(self.table))
+        return _by_path(per_row @ self.table, self.paths)
 
     def value(self, target: str, indices: np.ndarray | None = None) -> Any:
         """`overall` (mean score) or `path.metric` over all documents, or over each row of `indices`.
@@ -232,6 +257,65 @@ class Sample:
             return self.scores[indices].mean(axis=-1)
         path, metric = target.rsplit(".", 1)
         return ratio(self.counts[path][indices].sum(axis=-2), metric)
+
+
+class _PathCounts(Mapping):
+    """A sample's counts per document for each path, gathered from its table on first read and then held."""
+
+    def __init__(self, sample: Sample) -> None:
+        self.sample = sample
+        self.position = {path: index for index, path in enumerate(sample.paths)}
+        self.held: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, path: str) -> np.ndarray:
+        if path not in self.held:
+            width = len(COUNTS)
+            start = self.position[path] * width
+            self.held[path] = self.sample.table[:, start : start + width][self.sample.shapes]
+        return self.held[path]
+
+    def __iter__(self):
+        return iter(self.sample.paths)
+
+    def __len__(self) -> int:
+        return len(self.sample.paths)
+
+
+@dataclass(frozen=True)
+class Groups:
+    """The paired documents grouped by their pair of shapes: in one group, every document has the same counts.
+
+    What the bootstrap sums and what the tables count moved is computed once per group, not per
+    document: a resample's sums are how often it drew each group times the group's counts. A
+    group is a row of each sample's table, so no counts are copied to hold them.
+    """
+
+    of: np.ndarray  # (documents,) each document's group
+    rows: tuple[np.ndarray, np.ndarray]  # each group's row of the old and of the new sample's table
+    samples: tuple[Sample, Sample]
+
+    @classmethod
+    def pair(cls, old: Sample, new: Sample) -> Groups:
+        width = len(new.table)
+        distinct, of = np.unique(old.shapes.astype(np.int64) * width + new.shapes, return_inverse=True)
+        rows = (distinct // width).astype(np.intp), (distinct % width).astype(np.intp)
+        return cls(of.reshape(-1).astype(np.intp), rows, (old, new))
+
+    def counts(self, side: int, start: int, stop: int) -> np.ndarray:
+        """(groups, stop - start) columns `start:stop` of each group's counts in run `side` (0 old, 1 new)."""
+        return self.samples[side].table[self.rows[side], start:stop]
+
+    @cached_property
+    def moved(self) -> np.ndarray:
+        """(groups, paths) whether a path's counts differ between the runs in each group."""
+        stop = self.samples[0].table.shape[1]
+        differ = self.counts(0, 0, stop) != self.counts(1, 0, stop)
+        return differ.reshape(len(self.rows[0]), -1, len(COUNTS)).any(axis=2)
+
+    @cached_property
+    def sizes(self) -> np.ndarray:
+        """How many documents each group holds."""
+        return np.bincount(self.of, minlength=len(self.rows[0]))
 
 
 @dataclass(frozen=True)
@@ -260,10 +344,10 @@ class _Resampled:
     summed with the mean scores in the single pass the comparison is built with.
     """
 
-    def __init__(self, old: Sample, new: Sample, paths: Sequence[str], resamples: int, seed: int) -> None:
-        self.old, self.new, self.resamples, self.seed = old, new, resamples, seed
-        self.position = {path: index for index, path in enumerate(paths)}
-        self.paths = list(paths)
+    def __init__(self, old: Sample, new: Sample, groups: Groups, resamples: int, seed: int) -> None:
+        self.old, self.new, self.groups, self.resamples, self.seed = old, new, groups, resamples, seed
+        self.paths = list(old.paths)
+        self.position = {path: index for index, path in enumerate(self.paths)}
         self.size = max(1, DRAW_BYTES // (resamples * 2 * len(COUNTS) * 8))
         self.held: dict[int, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] = {}
 
@@ -285,8 +369,8 @@ class _Resampled:
         paths = self.paths[chunk * self.size : (chunk + 1) * self.size]
         width = len(COUNTS)
         start = chunk * self.size * width
-        matrices = [matrix[:, start : start + len(paths) * width] for matrix in (self.old.matrix, self.new.matrix)]
-        means, sums = resample_sums(scores, matrices, self.resamples, self.seed)
+        tables = [self.groups.counts(side, start, start + len(paths) * width) for side in (0, 1)]
+        means, sums = resample_sums(scores, tables, self.resamples, self.seed, groups=self.groups.of)
         half = len(paths) * width
         while len(self.held) >= 2:
             self.held.pop(next(iter(self.held)))
@@ -316,10 +400,16 @@ class _Side(Mapping):
 
 
 def paths_in(run: Run, cases: Iterable[str]) -> list[str]:
-    """Field paths in first-seen order (the schema's order), over the given documents."""
+    """Field paths in first-seen order (the schema's order), over the given documents.
+
+    Documents of one shape hold the same paths in the same order, so the shapes are read in the
+    order their first document comes.
+    """
+    numbers = run.columns.columns(cases)[1]
+    distinct, first = np.unique(numbers, return_index=True)
     seen: dict[str, None] = {}
-    for name in cases:
-        seen.update(dict.fromkeys(run.documents[name].counts))
+    for number in distinct[np.argsort(first, kind="stable")]:
+        seen.update(dict.fromkeys(path for path, _ in run.columns.shapes[number].pairs))
     return list(seen)
 
 
@@ -336,6 +426,7 @@ class Comparison:
     pairing: Pairing
     old: Sample
     new: Sample
+    groups: Groups
     paths: tuple[str, ...]
     old_draws: Draws
     new_draws: Draws
@@ -413,7 +504,7 @@ class Comparison:
             change = self.delta(f"{path}.{metric}")
             row[f"delta {metric}"] = change.estimate
             row["low"], row["high"], row["verdict"] = change.low, change.high, change.verdict
-            row["documents changed"] = int((self.old.counts[path] != self.new.counts[path]).any(axis=1).sum())
+            row["documents changed"] = int(self.groups.sizes @ self.groups.moved[:, self.paths.index(path)])
             rows.append(row)
         return pd.DataFrame(rows)
 
@@ -431,13 +522,12 @@ class Comparison:
         columns = ["case", old_label, new_label, "delta"]
         if shown is not None:
             columns += ["expected", f"{old_label} value", f"{new_label} value"]
-        width = len(COUNTS)
-        documents = len(self.pairing.cases)
-        moved = (self.old.matrix != self.new.matrix).reshape(documents, len(self.paths), width).any(axis=2)
+        moved = self.groups.moved[self.groups.of]  # (documents, paths)
         deltas = self.new.scores - self.old.scores
         keep = moved[:, self.paths.index(field)] if field is not None else moved.any(axis=1) | (deltas != 0)
         positions = np.flatnonzero(keep)
         positions = positions[np.argsort(-np.abs(deltas[positions]), kind="stable")][: max(limit, 0)]
+        width = len(COUNTS)
         rows = []
         for position in positions:
             name = self.pairing.cases[position]
@@ -446,8 +536,10 @@ class Comparison:
                 old_document, new_document = self.old_run.documents[name], self.new_run.documents[name]
                 row += [old_document.expected.get(shown, "None"), old_document.actual.get(shown, "None")]
                 row.append(new_document.actual.get(shown, "None"))
+            before, after = (sample.table[sample.shapes[position]] for sample in (self.old, self.new))
             changes = [
-                f"{path}: {_describe(self.old.counts[path][position])} -> {_describe(self.new.counts[path][position])}"
+                f"{path}: {_describe(before[index * width : (index + 1) * width])} -> "
+                f"{_describe(after[index * width : (index + 1) * width])}"
                 for index, path in enumerate(self.paths)
                 if moved[position, index]
             ]
@@ -498,7 +590,8 @@ def compare_runs(
     paths = paths_in(old, pairing.cases)
     paths += [path for path in paths_in(new, pairing.cases) if path not in paths]
     before, after = Sample.of(old, pairing.cases, paths), Sample.of(new, pairing.cases, paths)
-    resampled = _Resampled(before, after, paths, resamples, seed)
+    groups = Groups.pair(before, after)
+    resampled = _Resampled(before, after, groups, resamples, seed)
     means = resampled.first()
     return Comparison(
         labels=labels,
@@ -507,6 +600,7 @@ def compare_runs(
         pairing=pairing,
         old=before,
         new=after,
+        groups=groups,
         paths=tuple(paths),
         old_draws=Draws(means[:, 0], resampled.side(0)),
         new_draws=Draws(means[:, 1], resampled.side(1)),
