@@ -143,8 +143,11 @@ def write_results(report: Any, args: argparse.Namespace, out: TextIO) -> None:
     print(f"Wrote {writer.count} document row(s) to {args.results}.", file=out)
 
 
-def score_predictions(args: argparse.Namespace, cases: list, predictions: dict, out: TextIO) -> Any:
+def score_predictions(args: argparse.Namespace, cases: list, predictions: dict, out: TextIO, err: TextIO) -> Any:
     """Score stored outputs at scale; writes `--out` and `--results`; returns the report, or None.
+
+    The tables and the final line go to `out`; warnings (a worker count capped at the cores, a
+    case scored 0 because its batch failed) to `err`, as every command's messages do.
 
     Raises:
         helpers.scale.engine.EngineError: If the engine cannot start (Dask missing, no scheduler).
@@ -161,7 +164,7 @@ def score_predictions(args: argparse.Namespace, cases: list, predictions: dict, 
             print(
                 f"--workers {args.workers}: this machine has {cores()} CPU core(s); using {workers} "
                 "(pass --beyond-cores to start more).",
-                file=out,
+                file=err,
             )
         if args.cluster is None and args.workers is None:
             workers = 1  # --results alone: one process
@@ -191,7 +194,7 @@ def score_predictions(args: argparse.Namespace, cases: list, predictions: dict, 
         report, summary = run.report, run.summary
         failed = [(name, summary.reasons[name]) for name in summary.failed]
     for name, reason in failed:
-        print(f"could not be scored, scored 0: case {name!r}: {reason}", file=out)
+        print(f"could not be scored, scored 0: case {name!r}: {reason}", file=err)
     if summary is not None and args.results is not None:
         print(f"Wrote {summary.documents} document row(s) to {args.results}.", file=out)
     if report is not None:

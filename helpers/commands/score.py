@@ -97,7 +97,7 @@ def _main(argv: list[str] | None, out: TextIO, err: TextIO) -> int:
     try:
         mode = check_arguments(args)
         with one_step():  # --out and --results: both written, or neither
-            report = run(args, mode, out)
+            report = run(args, mode, out, err)
     except BadInput as exc:
         print(f"{exc} Nothing was written.", file=err)
         return EXIT_BAD_INPUT
@@ -153,8 +153,11 @@ def check_arguments(args: argparse.Namespace) -> str | None:
     return mode
 
 
-def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
-    """Load everything, score it in one call, and save the report; raises `BadInput` on bad data."""
+def run(args: argparse.Namespace, mode: str | None, out: TextIO, err: TextIO) -> Any:
+    """Load everything, score it in one call, and save the report; raises `BadInput` on bad data.
+
+    What the run reports goes to `out`; a scaled run's warnings go to `err`.
+    """
     from strands_evals.evaluators import StructuredOutputSimilarity
 
     from helpers.exchanges.fixtures import FixtureError
@@ -176,7 +179,7 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO) -> Any:
         raise BadInput(str(exc).rstrip(".") + ".") from exc
     outputs.refuse_overlap(_outputs(args), _run_inputs(args, cases))  # the modules are known once imported
     if args.predictions is not None and scale.wanted(args):  # the same step in batches, on workers
-        return scale.score_predictions(args, cases, predictions, out)
+        return scale.score_predictions(args, cases, predictions, out, err)
     evaluator = StructuredOutputSimilarity(schema, match_threshold=args.match_threshold)
     if args.predictions is not None:
         report = score_stored(cases, predictions, evaluator)  # the harness's report, scored in this thread

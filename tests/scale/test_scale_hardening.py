@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from helpers.commands.score import main
-from tests.commands.streams import outcome
+from tests.commands.streams import streams
 
 SCHEMA = """
 import multiprocessing, os, time
@@ -66,21 +66,28 @@ def project(folder: Path, marked: dict[int, str] | None = None, count: int = 8) 
 ARGS = ["--schema", "hostile_schema:Order", "--cases", "cases.jsonl", "--predictions", "predictions.jsonl"]
 
 
-def score(folder: Path, monkeypatch, *extra: str) -> tuple[int, str, float]:
+def run_score(folder: Path, monkeypatch, *extra: str) -> tuple[int, str, str]:
+    """Exit code, standard output and standard error of one score run in `folder`."""
     monkeypatch.chdir(folder)
     monkeypatch.delitem(sys.modules, "hostile_schema", raising=False)
+    return streams(main, [*ARGS, *extra])
+
+
+def score(folder: Path, monkeypatch, *extra: str) -> tuple[int, str, float]:
+    """Exit code, all the user reads (results, then warnings and errors), and the seconds it took."""
     started = time.monotonic()
-    code, printed = outcome(main, [*ARGS, *extra])
-    return code, printed, time.monotonic() - started
+    code, out, err = run_score(folder, monkeypatch, *extra)
+    return code, out + err, time.monotonic() - started
 
 
 def test_more_workers_than_cores_are_capped_unless_asked(tmp_path, monkeypatch):
     from helpers.scale.engine import cores
 
     project(tmp_path)
-    code, printed, _ = score(tmp_path, monkeypatch, "--out", "r.json", "--workers", "10000")
-    assert code == 0, printed
-    assert f"--workers 10000: this machine has {cores()} CPU core(s); using {cores()}" in printed
+    code, out, err = run_score(tmp_path, monkeypatch, "--out", "r.json", "--workers", "10000")
+    assert code == 0, err
+    assert f"--workers 10000: this machine has {cores()} CPU core(s); using {cores()}" in err  # a warning
+    assert "CPU core(s)" not in out
     code, printed, _ = score(tmp_path, monkeypatch, "--out", "r.json", "--workers", "10000", "--beyond-cores")
     assert code == 0 and "CPU core(s)" not in printed
 
