@@ -42,11 +42,8 @@ EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = exits.OK, exits.GATE_F
 
 def parser() -> argparse.ArgumentParser:
     """The command's arguments; argparse itself exits 2 on a missing or malformed one."""
-    parser = argparse.ArgumentParser(
-        prog="python -m helpers.commands.compare",
-        description="Compare two saved StructuredOutputReport runs and gate on the result.",
-        epilog=exits.epilog("compare"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = exits.parser(
+        "helpers.commands.compare", "compare", "Compare two saved StructuredOutputReport runs and gate on the result."
     )
     parser.add_argument(
         "old",

@@ -10,6 +10,7 @@ error on the screen. Standard library only: each command imports this before par
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import textwrap
@@ -118,6 +119,28 @@ def epilog(command: str, note: str = "") -> str:
     for code, meaning in [*TABLE[command], *_COMMON]:
         lines.append(textwrap.fill(meaning, 100, initial_indent=f"  {code}  ", subsequent_indent=" " * 5))
     return "\n".join(lines) + (f"\n{note}" if note else "") + "\n"
+
+
+def parser(
+    module: str,
+    command: str,
+    description: str,
+    *,
+    before: str = "",
+    note: str = "",
+    cls: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+) -> argparse.ArgumentParser:
+    """A command's argument parser: named `python -m MODULE`, its help ending in its exit codes.
+
+    `before` is help text shown above the codes, `note` a paragraph after them (see `epilog`);
+    `cls` an ArgumentParser subclass, for a command whose refusals add a sentence of their own.
+    """
+    return cls(
+        prog=f"python -m {module}",
+        description=description,
+        epilog=(f"{before}\n\n" if before else "") + epilog(command, note),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def missing_dependency(name: str | None, extra: str | None = None, what: str = "") -> str:

@@ -23,11 +23,10 @@ from helpers.compare.params import POWER_SIMULATIONS as SIMULATIONS
 
 
 def parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m helpers.commands.power",
-        description="From a baseline run: the smallest regression a gate would catch, and the documents needed.",
-        epilog=exits.epilog("power"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = exits.parser(
+        "helpers.commands.power",
+        "power",
+        "From a baseline run: the smallest regression a gate would catch, and the documents needed.",
     )
     parser.add_argument("baseline", type=Path, help="a saved report or compact results file")
     parser.add_argument("--target", required=True, help="FIELD.METRIC the gate reads, e.g. invoice_date.f1")

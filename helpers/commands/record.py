@@ -27,10 +27,9 @@ from typing import Any, TextIO
 
 from helpers.commands import exits
 
-EXIT_CODES = exits.epilog(
-    "record",
+WRITES = (  # the closing paragraph of --help
     "Each case is written only after it succeeded; a failed case leaves its cassette byte for byte\n"
-    "as it was, and no other file is touched.",
+    "as it was, and no other file is touched."
 )
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
@@ -54,12 +53,7 @@ def missing_dependencies() -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m helpers.commands.record",
-        description=__doc__.split("\n\n")[0].strip(),
-        epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = exits.parser("helpers.commands.record", "record", __doc__.split("\n\n")[0].strip(), note=WRITES)
     parser.add_argument("--schema", required=True, help="the output model, as module:Class")
     parser.add_argument("--cases", required=True, type=Path, help="the JSONL case file")
     parser.add_argument("--task", required=True, help="the task function task(case, model), as module:function")

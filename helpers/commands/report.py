@@ -24,11 +24,10 @@ EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = exits.OK, exits.GATE_F
 
 
 def parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m helpers.commands.report",
-        description="Write one self-contained HTML report of a run, and print a Markdown summary.",
-        epilog=exits.epilog("report"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = exits.parser(
+        "helpers.commands.report",
+        "report",
+        "Write one self-contained HTML report of a run, and print a Markdown summary.",
     )
     parser.add_argument(
         "run", type=Path, help="the run: a saved report (helpers.harness.reports.save_report) or a compact results file"

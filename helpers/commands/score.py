@@ -36,7 +36,6 @@ from helpers.files import WriteError, one_step
 if TYPE_CHECKING:
     from strands.models import Model
 
-EXIT_CODES = exits.epilog("score")
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
 EXIT_BAD_INPUT = exits.BAD_INPUT
@@ -49,12 +48,7 @@ class BadInput(EvalError, ValueError):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m helpers.commands.score",
-        description=__doc__.split("\n\n")[0].strip(),
-        epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = exits.parser("helpers.commands.score", "score", __doc__.split("\n\n")[0].strip())
     parser.add_argument("--schema", required=True, help="the output model, as module:Class")
     parser.add_argument("--cases", required=True, type=Path, help="the JSONL case file")
     source = parser.add_mutually_exclusive_group(required=True)

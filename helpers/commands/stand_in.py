@@ -31,11 +31,11 @@ URL_VARIABLE = "EVAL_STAND_IN_URL"  # helpers.services.stand_in's, without impor
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m helpers.commands.stand_in",
-        description=__doc__.split("\n\n")[0].strip(),
-        epilog="\n\n".join(__doc__.split("\n\n")[2:4]).strip() + "\n\n" + exits.epilog("stand-in"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = exits.parser(
+        "helpers.commands.stand_in",
+        "stand-in",
+        __doc__.split("\n\n")[0].strip(),
+        before="\n\n".join(__doc__.split("\n\n")[2:4]).strip(),
     )
     parser.add_argument("--schema", required=True, help="the output model, as module:Class")
     parser.add_argument("--cases", required=True, type=Path, help="the JSONL case file")

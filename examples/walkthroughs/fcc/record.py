@@ -149,12 +149,7 @@ def _settle(targets: _Targets, out: TextIO, err: TextIO) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="python -m walkthroughs.fcc.record",
-        description=__doc__,
-        epilog=exits.epilog("fcc-record"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = exits.parser("walkthroughs.fcc.record", "fcc-record", __doc__ or "", cls=_Parser)
     parser.add_argument(
         "--base-url",
         help="datasets server root, http(s)://host[:port] (default: HF_DATASETS_SERVER_URL or the public one)",
