@@ -22,27 +22,12 @@ from tests.commands.test_score_command import (
     answers_from,
     from_predictions,
     project,
+    replay_args,
     run_record,
     run_score,
 )
 
 __all__ = ["project"]  # the fixture, imported for the tests below
-
-
-def replay_args(out: str, *extra: str) -> list[str]:
-    return [
-        "--schema",
-        SCHEMA,
-        "--cases",
-        "cases.jsonl",
-        "--task",
-        TASK,
-        "--cassettes",
-        "cassettes",
-        "--out",
-        out,
-        *extra,
-    ]
 
 
 def snapshot(folder) -> dict[str, bytes]:

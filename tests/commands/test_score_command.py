@@ -132,6 +132,23 @@ def run_score(*argv):
     return outcome(score.main, list(argv))
 
 
+def replay_args(out: str, *extra: str) -> list[str]:
+    """score's arguments for replaying the project's cassettes into `out`."""
+    return [
+        "--schema",
+        SCHEMA,
+        "--cases",
+        "cases.jsonl",
+        "--task",
+        TASK,
+        "--cassettes",
+        "cassettes",
+        "--out",
+        out,
+        *extra,
+    ]
+
+
 def run_record(answers, *argv):
     base = ["--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes"]
     return outcome(record.main, [*base, *argv], model_factory=lambda: StandInProvider(answers))
@@ -162,18 +179,7 @@ def test_record_then_replay_then_compare_and_gate(project):
     assert len(deltas) > 5 and exchange.provenance["hand_authored"] is False
     assert "Recorded 3 of 3 case(s) into cassettes." in printed
 
-    code, printed = run_score(
-        "--schema",
-        SCHEMA,
-        "--cases",
-        "cases.jsonl",
-        "--task",
-        TASK,
-        "--cassettes",
-        "cassettes",
-        "--out",
-        "replayed.json",
-    )
+    code, printed = run_score(*replay_args("replayed.json"))
     assert code == 0, printed
     assert "by replaying cassettes" in printed
     assert load_report(project / "replayed.json").overall_score == 1.0
@@ -216,9 +222,7 @@ def test_record_refuses_an_unknown_only_name_before_any_call(project):
 def test_replay_without_a_cassette_names_the_command_that_records_it(project):
     assert run_record(answers_from(TRUTH))[0] == 0
     (project / "cassettes" / "po-3.json").unlink()
-    code, printed = run_score(
-        "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
-    )
+    code, printed = run_score(*replay_args("run.json"))
     assert code == 2
     assert "cassettes/po-3.json: no cassette for case 'po-3'" in printed
     command = (
@@ -232,9 +236,7 @@ def test_a_cassette_recorded_for_another_document_is_refused_by_name(project):
     assert run_record(answers_from(TRUTH))[0] == 0
     cassettes = project / "cassettes"
     cassettes.joinpath("po-1.json").write_bytes(cassettes.joinpath("po-2.json").read_bytes())
-    code, printed = run_score(
-        "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
-    )
+    code, printed = run_score(*replay_args("run.json"))
     assert code == 2, printed
     assert (
         "case 'po-1': cassettes/po-1.json: model call 1 was recorded for another request: message 1 (user) differs "
@@ -249,9 +251,7 @@ def test_unused_turns_in_a_cassette_are_bad_input(project):
     data = json.loads(path.read_text(encoding="utf-8"))
     data["calls"].append(data["calls"][-1])
     path.write_text(json.dumps(data), encoding="utf-8")
-    code, printed = run_score(
-        "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
-    )
+    code, printed = run_score(*replay_args("run.json"))
     assert code == 2, printed
     assert (
         "case 'po-2': cassettes/po-2.json: the agent finished after model call 1, but the exchange records 2 model "
@@ -351,9 +351,7 @@ def test_a_task_that_raises_is_bad_input_not_a_zero_score(project):
         encoding="utf-8",
     )
     del sys.modules["po_task"]  # recording imported the first version
-    code, printed = run_score(
-        "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
-    )
+    code, printed = run_score(*replay_args("run.json"))
     assert code == 2
     assert (
         "The replay run did not complete: case 'po-2': the task raised ValueError: no parser for this layout" in printed
@@ -375,9 +373,7 @@ def test_a_task_returning_something_other_than_the_structured_output_exits_2_bef
     assert source != TASK_MODULE
     (project / "po_task.py").write_text(source, encoding="utf-8")
     del sys.modules["po_task"]  # recording imported the first version
-    code, printed = run_score(
-        "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
-    )
+    code, printed = run_score(*replay_args("run.json"))
     assert code == 2, printed
     assert "'po-1'" in printed and message in printed and "return result.structured_output from the task" in printed
     assert "Nothing was written." in printed and not (project / "run.json").exists()
@@ -412,9 +408,7 @@ def test_one_task_bug_is_said_once_with_the_cases_it_hit(project):
     assert run_record(answers_from(TRUTH))[0] == 0
     (project / "po_task.py").write_text("def task(case, model):\n    raise KeyError('layout')\n", encoding="utf-8")
     del sys.modules["po_task"]
-    code, printed = run_score(
-        "--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes", "--out", "run.json"
-    )
+    code, printed = run_score(*replay_args("run.json"))
     assert code == 2 and not (project / "run.json").exists()
     assert printed.count("the task raised KeyError") == 1
     assert "3 cases ('po-1', 'po-2', 'po-3'): the task raised KeyError: 'layout'." in printed

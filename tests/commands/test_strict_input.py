@@ -10,13 +10,13 @@ import sys
 import pytest
 
 from helpers.harness.names import name_problem
-from tests.commands.test_command_outputs import replay_args
 from tests.commands.test_score_command import (
     TASK_MODULE,
     TRUTH,
     answers_from,
     from_predictions,
     project,
+    replay_args,
     run_record,
     run_score,
 )
