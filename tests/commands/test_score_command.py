@@ -127,6 +127,10 @@ def project(tmp_path, monkeypatch):
     return tmp_path
 
 
+# The task run both commands share: record writes these cassettes, score replays them.
+TASK_RUN = ["--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes"]
+
+
 def run_score(*argv):
     """The exit code and what it printed about the outcome (`tests.commands.streams.outcome`)."""
     return outcome(score.main, list(argv))
@@ -150,8 +154,7 @@ def replay_args(out: str, *extra: str) -> list[str]:
 
 
 def run_record(answers, *argv):
-    base = ["--schema", SCHEMA, "--cases", "cases.jsonl", "--task", TASK, "--cassettes", "cassettes"]
-    return outcome(record.main, [*base, *argv], model_factory=lambda: StandInProvider(answers))
+    return outcome(record.main, [*TASK_RUN, *argv], model_factory=lambda: StandInProvider(answers))
 
 
 def answers_from(truth):
