@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from helpers.attribution.leaves import KINDS, DocumentDiff, document_diff, failures_of, unreadable
+from helpers.harness.names import case_name
 
 Failures = Mapping[str, Mapping[str, int]]  # one document: {field path: {kind: count}}
 SHOWN_DOCUMENTS = 5  # names listed per row; the count says how many there are in all
@@ -90,7 +91,7 @@ def report_diffs(report: Any, spec: Any) -> Iterator[DocumentDiff]:
     the evaluator could not read is one `unreadable` entry, with the evaluator's reason.
     """
     for index, case in enumerate(report.cases):
-        name = str(case.get("name") or f"case_{index}")
+        name = case_name(case, index)
         rows = report.detailed_results[index] if index < len(report.detailed_results) else []
         metadata = [(_metadata(row) or {}) for row in rows]
         if any(detail.get("error") == "unreadable" for detail in metadata):

@@ -21,6 +21,7 @@ from stickler import StructuredModel, StructuredModelComparator
 from stickler.algorithms.hungarian import HungarianMatcher
 
 from helpers.attribution.leaves import as_models
+from helpers.harness.names import case_name
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def report_pairings(report: Any, spec: Any) -> dict[str, dict[str, Partner]]:
     """Each readable case's pairings, by case name."""
     found = {}
     for index, case in enumerate(report.cases):
-        name = str(case.get("name") or f"case_{index}")
+        name = case_name(case, index)
         try:
             found[name] = pairings(*as_models(spec, case.get("expected_output"), case.get("actual_output")))
         except (ValueError, TypeError):

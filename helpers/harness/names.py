@@ -10,6 +10,8 @@ importing pydantic.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
+from typing import Any
 
 MAX_NAME_CHARS = 1000
 NAME_FIX = "give every case a short printable name (letters, digits, spaces and punctuation)"
@@ -28,3 +30,8 @@ def name_problem(name: object) -> str | None:
             what = unicodedata.name(char, unicodedata.category(char))
             return f"case name {name!r} holds unprintable characters (U+{ord(char):04X} {what})"
     return None
+
+
+def case_name(case: Mapping[str, Any], index: int) -> str:
+    """A report case's name: its own, or `case_N` (its position) for a case saved without one."""
+    return str(case.get("name") or f"case_{index}")

@@ -28,6 +28,7 @@ from stickler import aggregate_from_comparisons
 
 from helpers.attribution.leaves import OUTPUT_PATH, UNREADABLE, counted_failures
 from helpers.formats.results import COUNTS, MARKER, Counts, ResultRow, iter_results
+from helpers.harness.names import case_name
 
 if TYPE_CHECKING:  # importing strands_evals costs seconds; readers of a results file never need it
     from pathlib import Path
@@ -125,15 +126,17 @@ def row_from_case(
     return ResultRow(**base, status="not_applicable")
 
 
+def report_cases(report: StructuredOutputReport) -> Iterator[tuple[int, Mapping[str, Any], str, list[Any]]]:
+    """Each case of a report with its position, reason and evaluator rows (a case that failed
+    before scoring has none, and may have no reason)."""
+    for index, case in enumerate(report.cases):
+        reason = report.reasons[index] if index < len(report.reasons) else ""
+        yield index, case, reason, report.detailed_results[index] if index < len(report.detailed_results) else []
+
+
 def failed_cases(report: StructuredOutputReport) -> list[tuple[str, str]]:
     """`(name, reason)` of every case that failed before scoring: no evaluator rows (`row_from_case`'s "failed")."""
-    failed = []
-    for index, case in enumerate(report.cases):
-        if not (report.detailed_results[index] if index < len(report.detailed_results) else []):
-            failed.append(
-                (str(case.get("name") or f"case_{index}"), report.reasons[index] if index < len(report.reasons) else "")
-            )
-    return failed
+    return [(case_name(case, index), reason) for index, case, reason, outputs in report_cases(report) if not outputs]
 
 
 def rows_from_report(report: StructuredOutputReport, spec: Any = None, counts: bool = True) -> Iterator[ResultRow]:
@@ -143,18 +146,17 @@ def rows_from_report(report: StructuredOutputReport, spec: Any = None, counts: b
     row carries its failures by kind; write the file with `ResultsHeader(failures=True)` then.
     Without `counts` the rows carry no counts (see `row_from_case`).
     """
-    for index, case in enumerate(report.cases):
-        name = str(case.get("name") or f"case_{index}")
+    for index, case, reason, outputs in report_cases(report):
 
         def failures(counts: Mapping[str, Counts], case: Mapping[str, Any] = case) -> dict[str, dict[str, int]]:
             return counted_failures(spec, counts, case["expected_output"], case.get("actual_output"))
 
         yield row_from_case(
-            name,
+            case_name(case, index),
             report.scores[index],
             report.test_passes[index],
-            report.reasons[index] if index < len(report.reasons) else "",
-            report.detailed_results[index] if index < len(report.detailed_results) else [],
+            reason,
+            outputs,
             failures if spec is not None else None,
             counts,
         )
