@@ -1,88 +1,29 @@
-"""Scoring at scale: rollups equal to one process on 1, 2 and Dask's workers; failures named; memory bounded."""
+"""Scoring at scale on local processes: rollups equal to one process on 1 and 2 workers; failures named; memory bounded.
+
+The same on Dask's workers is `test_scale_with_dask.py`: a Dask client leaves a thread behind in
+its process, after which local workers are spawned, not forked (`helpers.scale.pool.start_method`).
+That file is collected after this one and `test_scale_hardening.py`, so here workers fork, as a
+command's do, except where a test asks for spawning.
+"""
 
 from __future__ import annotations
 
-import json
 import sys
-import textwrap
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from strands_evals import Case
-from strands_evals.evaluators import StructuredOutputSimilarity
 
 from helpers.formats.results import COUNTS, Counts, iter_results
 from helpers.harness.reports import load_report
 from helpers.harness.results import rows_from_report, sum_counts
-from helpers.harness.schema import load_schema
-from helpers.harness.scoring import score_outputs_sync, score_stored
 from helpers.scale import engine as engine_module
 from helpers.scale import pool as pool_module
 from helpers.scale.batches import Scorer
 from helpers.scale.engine import Engine, EngineError, open_engine
-from helpers.scale.progress import FinalLine
 from helpers.scale.run import _fan_out, batches, score_at_scale
-from tests.commands.streams import outcome
-from walkthroughs.invoices import Invoice, reference_cases
+from tests.scale.same_report import assert_same_rollups, assert_same_summary, score_command
 from walkthroughs.simulated_large import SCHEMA, simulated_run
-
-
-def mixed_run() -> list[tuple[Case, object]]:
-    """Nested lists of many items, the hand-authored reference cases, an unreadable output, no ground truth."""
-    pairs: list[tuple[Case, object]] = list(simulated_run(12, 6))
-    for ref in reference_cases():
-        pairs.append((Case(name=ref.name, input=ref.broken, expected_output=ref.ground_truth), ref.prediction))
-    truth = pairs[0][0].expected_output
-    pairs.append((Case(name="unreadable", input="x", expected_output=truth), {"unrelated": 1}))
-    pairs.append((Case(name="not-json", input="x", expected_output=truth), "not json"))
-    pairs.append((Case(name="no-truth", input="x", expected_output=None), truth))
-    return pairs
-
-
-@pytest.fixture(scope="module")
-def run_pairs():
-    return mixed_run()
-
-
-@pytest.fixture(scope="module")
-def single(run_pairs):
-    cases = [case for case, _ in run_pairs]
-    outputs = {case.name: output for case, output in run_pairs}
-    return score_outputs_sync(cases, outputs, StructuredOutputSimilarity(Invoice))
-
-
-@pytest.fixture(scope="module")
-def local_cluster(network_guard):
-    """One local Dask cluster of 2 worker processes for the module, started as `--cluster local` starts it.
-
-    It talks to its workers on 127.0.0.1, so the network guard allows loopback while it runs.
-    """
-    pytest.importorskip("distributed")
-    with network_guard.allowing_loopback(), open_engine(2, "local") as engine:
-        yield engine
-
-
-def assert_same_rollups(report, single):
-    assert report.model_dump() == single.model_dump()
-    parallel_metrics, single_metrics = report.metrics(), single.metrics()
-    assert parallel_metrics.field_metrics.keys() == single_metrics.field_metrics.keys()
-    for path, values in single_metrics.field_metrics.items():
-        assert parallel_metrics.field_metrics[path] == values, path
-    assert parallel_metrics.metrics == single_metrics.metrics
-    assert report.per_case() == single.per_case()
-    assert report.overall_score == single.overall_score
-    assert report.test_passes == single.test_passes
-
-
-def assert_same_summary(summary, single):
-    assert summary.overall_score == single.overall_score
-    assert summary.pass_rate == sum(single.test_passes) / len(single.test_passes)
-    metrics = single.metrics()
-    for path, values in metrics.field_metrics.items():
-        assert summary.counts[path].model_dump() == {key: values.get(key, 0) for key in COUNTS}, path
-    assert summary.overall.model_dump() == {key: metrics.metrics.get(key, 0) for key in COUNTS}
-    assert summary.unreadable == ["unreadable", "not-json"]
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -151,80 +92,6 @@ def test_a_run_without_a_results_file_skips_failures_by_kind_but_keeps_every_cou
     assert overall == sum((row.overall for row in with_failures), Counts())
 
 
-def test_local_dask_cluster_builds_the_one_process_report(run_pairs, single, local_cluster):
-    run = score_at_scale(run_pairs, Scorer(SCHEMA), engine=local_cluster, batch_size=3)
-    assert run.engine == "a local Dask cluster of 2 workers"
-    assert_same_rollups(run.report, single)
-    assert_same_summary(run.summary, single)
-
-
-def test_compact_run_keeps_no_report_and_streams_the_same_rollups(run_pairs, single, local_cluster, tmp_path):
-    run = score_at_scale(
-        iter(run_pairs), Scorer(SCHEMA), engine=local_cluster, batch_size=5, keep_report=False, results=tmp_path / "r"
-    )
-    assert run.report is None
-    assert_same_summary(run.summary, single)
-    assert [row.name for row in iter_results(tmp_path / "r")] == [case.name for case, _ in run_pairs]
-
-
-def test_a_running_scheduler_is_reached_by_its_address(run_pairs, local_cluster):
-    pairs = run_pairs[-6:]
-    cases = [case for case, _ in pairs]
-    alone = score_outputs_sync(cases, dict((c.name, o) for c, o in pairs), StructuredOutputSimilarity(Invoice))
-    run = score_at_scale(pairs, Scorer(SCHEMA), cluster=local_cluster.address, batch_size=2)
-    assert run.engine == f"the Dask cluster at {local_cluster.address} (2 workers)"
-    assert_same_rollups(run.report, alone)
-
-
-FRAGILE = """
-from pydantic import BaseModel, field_validator
-
-class Part(BaseModel):
-    code: str
-
-    @field_validator("code")
-    @classmethod
-    def no_question_marks(cls, value):
-        if "?" in value:
-            raise ValueError("illegible code")
-        return value
-
-class Order(BaseModel):
-    order_id: str
-    parts: list[Part]
-"""
-
-
-@pytest.mark.parametrize("where", ["inline executor", "dask"])
-def test_a_batch_that_fails_in_its_worker_is_named_case_by_case(tmp_path, monkeypatch, where, request):
-    """A batch that cannot be rebuilt where it runs fails case by case; in one process nothing is rebuilt."""
-    (tmp_path / "fragile_schema.py").write_text(textwrap.dedent(FRAGILE))
-    monkeypatch.delitem(sys.modules, "fragile_schema", raising=False)
-    order = load_schema("fragile_schema:Order", directory=tmp_path)
-    part = order.model_fields["parts"].annotation.__args__[0]
-    good = order(order_id="A", parts=[part(code="X1")])
-    # Built without validation, so it cannot be rebuilt from its JSON in the worker.
-    broken = order.model_construct(order_id="B", parts=[part.model_construct(code="X?")])
-    pairs = [(Case(name=f"o{i}", input="", expected_output=good), good) for i in range(4)]
-    pairs[2] = (Case(name="o2", input="", expected_output=broken), good)
-    lines = FinalLine()
-    inline = Engine(engine_module.InlineExecutor(), 1, "1 process")
-    engine = request.getfixturevalue("local_cluster") if where == "dask" else inline
-    scorer = Scorer("fragile_schema:Order", directory=str(tmp_path))
-    here = score_at_scale(pairs, scorer, batch_size=2, progress=FinalLine())
-    cases = [case for case, _ in pairs]
-    assert here.report == score_stored(cases, {case.name: output for case, output in pairs}, scorer.evaluator())
-    run = score_at_scale(pairs, scorer, engine=engine, batch_size=2, progress=lines)
-    assert run.summary.failed == ["o2", "o3"]
-    assert run.report.scores == [1.0, 1.0, 0.0, 0.0]
-    assert run.report.test_passes == [True, True, False, False]
-    reason = run.summary.reasons["o2"]
-    assert "batch 1 (o2 .. o3, 2 cases) failed in its worker: ValidationError" in reason
-    assert "Traceback" not in reason
-    assert [case["name"] for case in run.report.cases] == ["o0", "o1", "o2", "o3"]
-    assert lines.line() == f"scored 4 documents on {run.engine}; 2 could not be scored"
-
-
 def test_batches_in_memory_are_bounded_by_the_window(monkeypatch):
     """However long the run, at most two batches per slot are read ahead of the merge."""
     import helpers.scale.run as run_module
@@ -260,59 +127,10 @@ def test_missing_dask_names_the_install(monkeypatch):
             pass
 
 
-@pytest.mark.local_servers
-def test_unreachable_scheduler_says_how_to_start_one(monkeypatch):
-    pytest.importorskip("distributed")
-    monkeypatch.setattr(engine_module, "CONNECT_SECONDS", 1.0)
-    with pytest.raises(EngineError, match=r"--cluster tcp://127.0.0.1:9: no Dask scheduler answered.*dask scheduler"):
-        with open_engine(2, "tcp://127.0.0.1:9"):
-            pass
+# --- the score command's --workers and --results (its --cluster: test_scale_with_dask.py) ------
 
 
-# --- the score command's --workers, --cluster and --results -----------------------------------
-
-ORDER_SCHEMA = """
-from pydantic import BaseModel
-
-class Line(BaseModel):
-    sku: str
-    quantity: int | None = None
-
-class PurchaseOrder(BaseModel):
-    po_number: str
-    buyer: str
-    lines: list[Line]
-"""
-
-
-@pytest.fixture(scope="module")
-def order_project(tmp_path_factory):
-    """A user's folder outside the repository: a schema module, a case file and a predictions file."""
-    folder = tmp_path_factory.mktemp("orders")
-    (folder / "order_schema.py").write_text(textwrap.dedent(ORDER_SCHEMA))
-    cases, predictions = [], []
-    for index in range(30):
-        lines = [{"sku": f"S{index}-{line}", "quantity": line + 1} for line in range(index % 5 + 1)]
-        truth = {"po_number": f"PO-{index:03d}", "buyer": "Northwind", "lines": lines}
-        guess = {**truth, "lines": lines[:-1] if index % 4 == 0 else lines[::-1]}
-        if index % 7 == 0:
-            guess["buyer"] = "Southwind"
-        cases.append({"name": f"po-{index:03d}", "input": f"order {index}", "expected_output": truth})
-        predictions.append({"name": f"po-{index:03d}", "output": guess})
-    (folder / "cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in cases))
-    (folder / "predictions.jsonl").write_text("".join(json.dumps(row) + "\n" for row in predictions))
-    return folder
-
-
-def score_command(folder, *extra):
-    from helpers.commands.score import main
-
-    argv = ["--schema", "order_schema:PurchaseOrder", "--cases", "cases.jsonl", "--predictions", "predictions.jsonl"]
-    return outcome(main, [*argv, *extra])
-
-
-@pytest.mark.local_servers
-def test_score_with_workers_and_a_local_cluster_writes_the_one_process_report(order_project, monkeypatch):
+def test_score_with_workers_writes_the_one_process_report(order_project, monkeypatch):
     monkeypatch.chdir(order_project)
     monkeypatch.delitem(sys.modules, "order_schema", raising=False)
     assert score_command(order_project, "--out", "one.json")[0] == 0
@@ -322,14 +140,8 @@ def test_score_with_workers_and_a_local_cluster_writes_the_one_process_report(or
     assert code == 0, printed
     assert "scored 30 documents on 2 local processes; none failed" in printed
     assert "Wrote 30 document row(s) to two.jsonl." in printed
-    code, printed = score_command(
-        order_project, "--out", "dask.json", "--cluster", "local", "--workers", "2", "--fan-out", "always"
-    )
-    assert code == 0, printed
-    assert "on a local Dask cluster of 2 workers" in printed
     one = (order_project / "one.json").read_text()
     assert (order_project / "two.json").read_text() == one
-    assert (order_project / "dask.json").read_text() == one
     report = load_report(order_project / "one.json")
     fields = report.metrics().field_metrics
     expected = {path: Counts(**{key: values.get(key, 0) for key in COUNTS}) for path, values in fields.items()}
