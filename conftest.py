@@ -1,16 +1,22 @@
 """Every test runs offline: replay mode, for this process and the notebook kernels it starts.
 
-At the root so it also applies to `pytest --nbval examples/notebooks` run alone.
+At the root so it also applies to `pytest --nbval examples/notebooks` run alone. It imports Strands
+Evals only when a test asks for `score_reference`: every pytest process loads this file (the
+controller and each worker of the notebook run too, which never score), and that import costs
+about a second of CPU in each.
 """
 
+from __future__ import annotations
+
 import os
+from typing import TYPE_CHECKING
 
 import pytest
-from strands_evals import Case
-from strands_evals.evaluators import StructuredOutputReport
 
-from helpers.harness.scoring import score_outputs_sync
 from helpers.mode import OFFLINE_ENV
+
+if TYPE_CHECKING:
+    from strands_evals.evaluators import StructuredOutputReport
 
 os.environ.update(OFFLINE_ENV)
 
@@ -21,6 +27,9 @@ pytest_plugins = ["pytester"]
 @pytest.fixture(scope="session")
 def score_reference():
     """Score hand-authored cases through the real harness: one experiment, one evaluator."""
+    from strands_evals import Case
+
+    from helpers.harness.scoring import score_outputs_sync
 
     def score(evaluator, cases) -> StructuredOutputReport:
         harness_cases = [Case(name=case.name, input=case.broken, expected_output=case.ground_truth) for case in cases]
