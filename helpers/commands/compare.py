@@ -28,6 +28,7 @@ from helpers.compare.params import (
     SEED,
     check_confidence,
     check_resamples,
+    check_run_file,
     check_seed,
 )
 from helpers.outputs import OutputError, check_output, refuse_overlap
@@ -115,10 +116,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         gates = [parse_gate(rule) for rule in args.gate]
         for path in (args.old, args.new):
-            if not path.is_file():
-                raise FileNotFoundError(
-                    f"{path}: no saved report here; write one with helpers.harness.reports.save_report"
-                )
+            check_run_file(path)
         if args.json is not None:
             check_output(args.json, "--json")
             refuse_overlap({"--json": args.json}, {"the old run": args.old, "the new run": args.new})

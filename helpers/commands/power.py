@@ -17,7 +17,7 @@ from helpers.commands import exits
 if TYPE_CHECKING:
     from helpers.compare.power import Baseline
 
-from helpers.compare.params import INTERVAL_MODES, JOINT, POWER, check_seed
+from helpers.compare.params import INTERVAL_MODES, JOINT, POWER, check_run_file, check_seed
 from helpers.compare.params import POWER_RESAMPLES as RESAMPLES
 from helpers.compare.params import POWER_SIMULATIONS as SIMULATIONS
 
@@ -89,8 +89,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from helpers.compare.power import Baseline
-
     problem = next(
         (
             message
@@ -106,6 +104,9 @@ def _main(args: argparse.Namespace) -> int:
     if problem:
         return exits.refuse(problem)
     check_seed(args.seed)  # the bound compare and report use; a ValueError is refused as bad input
+    check_run_file(args.baseline)  # before numpy and pandas load (an OSError, refused as bad input)
+    from helpers.compare.power import Baseline
+
     options = {"intervals": args.intervals, "seed": args.seed, "simulations": args.simulations}
     baseline = Baseline.of(args.baseline, args.target)
     print(report(baseline, args.change, args.power, resamples=args.resamples, **options))

@@ -6,6 +6,8 @@ The command line checks its arguments against these before it imports anything h
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from helpers.errors import EvalError
 
 RATIOS = ("precision", "recall", "f1")
@@ -20,6 +22,12 @@ INTERVAL_MODES = (JOINT, PER_FIELD)
 
 class CompareError(EvalError, ValueError):
     """Two runs cannot be compared; the message says which run and what to fix."""
+
+
+def check_run_file(path: Path) -> None:
+    """Refuse a run path that holds no file, before anything heavy loads: a mistyped name answers at once."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no saved report here; write one with helpers.harness.reports.save_report")
 
 
 def check_resamples(resamples: int) -> None:

@@ -30,7 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from helpers.compare.params import CompareError
+from helpers.compare.params import CompareError, check_run_file
 from helpers.formats import COUNTS, RESULTS_FORMAT
 from helpers.formats.json import skip_blanks
 from helpers.harness.names import MAX_NAME_CHARS, name_problem
@@ -611,8 +611,7 @@ def read_saved_report(path: Path | str, source: str | None = None) -> Run:
 
 def read_text(path: Path) -> str:
     """The file's UTF-8 text, or an error naming the file and what to do."""
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no saved report here; write one with helpers.harness.reports.save_report")
+    check_run_file(path)
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

@@ -605,17 +605,20 @@ def test_chunked_draws_equal_one_draw(monkeypatch, chunk, largest):
 
 
 def test_help_and_bad_arguments_answer_before_any_heavy_import(tmp_path):
-    """`--help`, a bad argument, a malformed rule and a missing file need neither numpy, pandas nor stickler."""
+    """`--help`, a bad argument, a malformed rule and a missing file need neither numpy, pandas nor stickler
+    (nor does a missing baseline of `power`, compare's neighbour)."""
     script = (
         "import sys\n"
         "from helpers.commands.compare import main\n"
+        "from helpers.commands.power import main as power\n"
         "codes = [main(['--help']), main(['a.json']), main(['a.json', 'b.json', '--resamples=0']),\n"
-        "         main(['a.json', 'b.json', '--gate', 'overall >> 1']), main(['absent.json', 'absent.json'])]\n"
+        "         main(['a.json', 'b.json', '--gate', 'overall >> 1']), main(['absent.json', 'absent.json']),\n"
+        "         power(['absent.json', '--target', 'total.f1'])]\n"
         "heavy = sorted(name for name in ('numpy', 'pandas', 'stickler', 'strands_evals') if name in sys.modules)\n"
         "print(codes, heavy)\n"
     )
     completed = subprocess.run(
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=False
     )
-    assert completed.stdout.splitlines()[-1] == "[0, 2, 2, 2, 2] []", completed.stderr
-    assert "absent.json: no saved report here" in completed.stderr
+    assert completed.stdout.splitlines()[-1] == "[0, 2, 2, 2, 2, 2] []", completed.stderr
+    assert completed.stderr.count("absent.json: no saved report here") == 2, completed.stderr
