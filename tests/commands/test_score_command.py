@@ -326,14 +326,8 @@ def test_the_commands_run_as_python_modules_without_the_working_directory_on_the
             [sys.executable, "-m", module, "--help"], cwd=project, capture_output=True, text=True, timeout=60
         )
         assert helped.returncode == 0 and f"python -m {module}" in helped.stdout and "Exit codes:" in helped.stdout
-    compared = subprocess.run(
-        [sys.executable, "-m", "helpers.commands.compare", "run.json", "run.json", "--gate", "overall >= 0.5"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert compared.returncode == 0, compared.stdout + compared.stderr
+    # `python -m helpers.commands.compare` from a user's folder on runs score wrote, exiting with its
+    # verdict: tests/commands/test_exits.py (0, a gate passed) and tests/compare/test_compare.py (1, failed).
 
 
 def test_help_imports_no_heavy_library():
