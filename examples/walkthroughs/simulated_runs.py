@@ -114,7 +114,7 @@ CANDIDATE = Extractor(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SimulatedInvoice:
     """One generated invoice: its ground truth, its scan quality and its date layout."""
 
