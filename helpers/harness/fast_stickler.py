@@ -31,8 +31,17 @@ What this changes, and only while `install()` is in effect:
    (the truth and a correct prediction, the same date across a run). The answer depends on nothing
    else: `_parse` reads only `range_mode` from the comparator, dateutil is given a fixed default
    date (never today's), and it returns frozen dataclasses of `datetime`s, which nothing mutates.
+4. The four questions stickler asks of a field's annotation on every field of every document it
+   reads and every pair it compares (`ConfigurationHelper._is_structured_model_class`,
+   `_is_optional_structured_model`, `_is_list_structured_model` and `structured_model.
+   _annotation_is_list`: is it a model, an optional model, a list of models, a list) are
+   remembered per annotation, up to `ANNOTATION_MEMO_SIZE` entries, and asked again of an
+   annotation that cannot be hashed. Each answer is a function of the annotation alone (its
+   origin, its arguments, and whether a class among them subclasses `StructuredModel`, which a
+   class never stops or starts doing); asking them, each with a function-level import, was a
+   fifth of the time on documents of a few line items.
 
-Nothing is copied out of stickler: all three are wrappers that answer from stickler's own result
+Nothing is copied out of stickler: all four are wrappers that answer from stickler's own result
 (remembered) or call the same comparator stickler would, and fall through otherwise.
 
 Verified against stickler-eval 1.0.0 only: scores, counts and saved reports byte for byte on the
@@ -40,7 +49,7 @@ project's fixtures and on random documents with nested lists (`tests/harness/tes
 and `bench/bench_stickler_identity.py` for 10,000 documents). On any other installed version
 `install()` leaves stickler alone and prints one line saying so.
 
-The same three changes, as a patch to stickler 1.0.0 itself, are `stickler_upstream.diff` beside
+The same four changes, as a patch to stickler 1.0.0 itself, are `stickler_upstream.diff` beside
 this module (checked the same way against stickler as shipped).
 """
 
@@ -48,7 +57,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -56,6 +65,8 @@ from typing import Any
 VERIFIED_VERSION = "1.0.0"
 CACHE_ATTRIBUTE = "_fast_stickler_config_cache"
 DATE_MEMO_SIZE = 65536
+ANNOTATION_MEMO_SIZE = 4096
+ANNOTATION_CHECKS = ("_is_structured_model_class", "_is_optional_structured_model", "_is_list_structured_model")
 _SCALARS = (str, int, float)
 _MISSING = object()
 _state: dict[str, Any] = {"installed": False, "notified": False, "originals": None, "held": False}
@@ -90,6 +101,7 @@ def install() -> bool:
             )
         return False
     from stickler.comparators.date import DateComparator
+    from stickler.structured_object_evaluator.models import structured_model
     from stickler.structured_object_evaluator.models.configuration_helper import ConfigurationHelper
     from stickler.structured_object_evaluator.models.structured_model import StructuredModel
 
@@ -97,6 +109,8 @@ def install() -> bool:
         ConfigurationHelper.__dict__["get_comparison_info"],
         StructuredModel.__dict__["compare_field_raw"],
         DateComparator.__dict__["_parse"],
+        {name: ConfigurationHelper.__dict__[name] for name in ANNOTATION_CHECKS},
+        structured_model._annotation_is_list,
     )
     resolve = originals[0].__func__
     compare_field_raw = originals[1]
@@ -146,8 +160,29 @@ def install() -> bool:
     ConfigurationHelper.get_comparison_info = staticmethod(get_comparison_info)
     StructuredModel.compare_field_raw = fast_compare_field_raw
     DateComparator._parse = remembered_parse
+    for name, check in originals[3].items():
+        setattr(ConfigurationHelper, name, staticmethod(_remembered(check.__func__)))
+    structured_model._annotation_is_list = _remembered(originals[4])
     _state.update(installed=True, originals=originals)
     return True
+
+
+def _remembered(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """`check(annotation)`, remembered per annotation (see 4. above); an unhashable one is asked again."""
+    answers: dict[Any, bool] = {}
+
+    def answer(annotation: Any) -> bool:
+        try:
+            if annotation in answers:
+                return answers[annotation]
+        except TypeError:  # e.g. `Annotated` with unhashable metadata
+            return check(annotation)
+        if len(answers) >= ANNOTATION_MEMO_SIZE:
+            answers.clear()
+        found = answers[annotation] = check(annotation)
+        return found
+
+    return answer
 
 
 def uninstall() -> None:
@@ -155,13 +190,17 @@ def uninstall() -> None:
     if not _state["installed"]:
         return
     from stickler.comparators.date import DateComparator
+    from stickler.structured_object_evaluator.models import structured_model
     from stickler.structured_object_evaluator.models.configuration_helper import ConfigurationHelper
     from stickler.structured_object_evaluator.models.structured_model import StructuredModel
 
-    get_comparison_info, compare_field_raw, parse = _state["originals"]
+    get_comparison_info, compare_field_raw, parse, checks, annotation_is_list = _state["originals"]
     ConfigurationHelper.get_comparison_info = get_comparison_info
     StructuredModel.compare_field_raw = compare_field_raw
     DateComparator._parse = parse
+    for name, check in checks.items():
+        setattr(ConfigurationHelper, name, check)
+    structured_model._annotation_is_list = annotation_is_list
     _state.update(installed=False, originals=None)
 
 

@@ -18,7 +18,9 @@ the bare stickler loop. `score_stored` builds each row from the harness's own pa
 order (`EvaluationData`, `evaluator.evaluate`, `evaluator.aggregator`, the same error rows,
 `report_cls.calculate_overall_score`), and `tests/harness/test_scoring.py` checks the saved report is
 byte-identical to `Experiment`'s. An evaluator with its own `evaluate_async` (a model judge,
-anything that awaits) still runs through `Experiment`.
+anything that awaits) still runs through `Experiment`, except Strands Evals' own deterministic
+evaluators (`Equals`, `Contains`, ...), whose `evaluate_async` only returns `self.evaluate(case)`:
+the same call made here, without an event loop and a thread pool per report (about 50 ms each).
 """
 
 from __future__ import annotations
@@ -28,10 +30,25 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from strands_evals import Case, Experiment, eval_task
-from strands_evals.evaluators import Evaluator, StructuredOutputReport
+from strands_evals.evaluators import (
+    Contains,
+    Equals,
+    Evaluator,
+    SkillInvoked,
+    StartsWith,
+    StateEquals,
+    StructuredOutputReport,
+    ToolCalled,
+)
 from strands_evals.types.evaluation import EvaluationData
 
 from helpers.harness import fast_stickler
+
+# Evaluators whose `evaluate_async` does no more than `return self.evaluate(evaluation_case)`
+# (strands-agents-evals 1.7.0; `tests/harness/test_scoring.py` reads their source), so calling
+# `evaluate` in this thread is the same call; the base class's runs `evaluate` in a thread.
+CALLS_EVALUATE = (Equals, Contains, StartsWith, StateEquals, SkillInvoked, ToolCalled)
+SCORED_IN_THREAD = frozenset({Evaluator.evaluate_async, *(kind.evaluate_async for kind in CALLS_EVALUATE)})
 
 
 def stored_output_task(outputs: Mapping[str, Any]) -> Callable[[Case], dict[str, Any]]:
@@ -74,9 +91,10 @@ def score_stored(cases: Sequence[Case], outputs: Mapping[str, Any], evaluator: E
     """The report `score_outputs` builds, scored in this thread with no event loop or pool.
 
     Safe to call inside a running kernel (nothing is awaited). An evaluator that overrides
-    `evaluate_async` is handed to `Experiment` instead, on a loop of its own.
+    `evaluate_async` (other than those of `CALLS_EVALUATE`) is handed to `Experiment` instead,
+    on a loop of its own.
     """
-    if type(evaluator).evaluate_async is not Evaluator.evaluate_async:
+    if type(evaluator).evaluate_async not in SCORED_IN_THREAD:
         return _in_own_loop(score_outputs(cases, outputs, evaluator))
     fast_stickler.install()
     name, kind = evaluator.get_name(), evaluator.get_type_name()

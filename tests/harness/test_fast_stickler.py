@@ -5,8 +5,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pytest
 from stickler.comparators.date import DateComparator
+from stickler.structured_object_evaluator.models import structured_model
 from stickler.structured_object_evaluator.models.configuration_helper import ConfigurationHelper
 from stickler.structured_object_evaluator.models.structured_model import StructuredModel
 
@@ -49,11 +52,13 @@ def test_the_tuned_model_scores_identically_after_its_threshold_changes(monkeypa
 
 
 def swapped() -> tuple:
-    """The three functions the speed-up replaces, as they are now."""
+    """The seven functions the speed-up replaces, as they are now."""
     return (
         ConfigurationHelper.__dict__["get_comparison_info"],
         StructuredModel.__dict__["compare_field_raw"],
         DateComparator.__dict__["_parse"],
+        *(ConfigurationHelper.__dict__[name] for name in fast_stickler.ANNOTATION_CHECKS),
+        structured_model._annotation_is_list,
     )
 
 
@@ -69,7 +74,7 @@ def test_another_stickler_version_leaves_stickler_as_shipped(monkeypatch, capsys
     assert swapped() == shipped
 
 
-def test_install_and_uninstall_swap_exactly_three_functions():
+def test_install_and_uninstall_swap_exactly_the_seven_functions():
     fast_stickler.uninstall()
     shipped = swapped()
     assert fast_stickler.install() is True
@@ -106,3 +111,38 @@ DATE_PAIRS = [
     ("2026-01-02 - 2026-01-09", "2026-01-05"),
     ("not a date", "2026-01-02"),
 ]
+
+
+class Unhashable:
+    """`Annotated` metadata that cannot be hashed, so the annotation cannot be a memo key."""
+
+    __hash__ = None
+
+    def __repr__(self) -> str:  # a fixed test id on every worker
+        return "Unhashable()"
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        Shipment,
+        Shipment | None,
+        list[Shipment],
+        list[Shipment] | None,
+        list,
+        list[int] | None,
+        int,
+        str | None,
+        Annotated[list[int], Unhashable()],
+        Annotated[Shipment, Unhashable()],
+    ],
+    ids=repr,
+)
+def test_remembered_annotation_questions_answer_as_stickler_does(annotation):
+    checks = [*(getattr(ConfigurationHelper, name) for name in fast_stickler.ANNOTATION_CHECKS)]
+    with fast_stickler.shipped():
+        before = [check(annotation) for check in checks] + [structured_model._annotation_is_list(annotation)]
+    fast_stickler.install()
+    checks = [*(getattr(ConfigurationHelper, name) for name in fast_stickler.ANNOTATION_CHECKS)]
+    for _ in range(2):  # the second time from the memo, or asked again when unhashable
+        assert [check(annotation) for check in checks] + [structured_model._annotation_is_list(annotation)] == before

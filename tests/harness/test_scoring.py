@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
+import textwrap
 
 import pytest
 from strands_evals import Case
 from strands_evals.evaluators import Equals, Evaluator, StructuredOutputSimilarity
 from strands_evals.types.evaluation import EvaluationOutput
 
-from helpers.harness.scoring import score_outputs_sync, score_stored
+from helpers.harness.scoring import CALLS_EVALUATE, score_outputs_sync, score_stored
 from walkthroughs.identity_runs import Shipment, random_run, reference_pairs
 from walkthroughs.invoices import Invoice, reference_cases
 from walkthroughs.simulated_large import simulated_run
@@ -32,6 +34,14 @@ def pairs_with_every_kind_of_row() -> list[tuple[Case, object]]:
     pairs.append((Case(name="not-json", input="x", expected_output=truth), "not json"))
     pairs.append((Case(name="no-truth", input="x", expected_output=None, metadata={"k": 1}), truth))
     return pairs
+
+
+class Awaits(Equals):
+    """An evaluator whose `evaluate_async` awaits: it must be scored by `Experiment`, in a loop."""
+
+    async def evaluate_async(self, evaluation_case):
+        await asyncio.sleep(0)
+        return self.evaluate(evaluation_case)
 
 
 EVALUATORS = [StructuredOutputSimilarity(Invoice), Raises(), Equals()]
@@ -62,9 +72,17 @@ def test_an_awaiting_evaluator_runs_through_experiment_even_inside_a_running_loo
     pairs = pairs_with_every_kind_of_row()[:8]
     cases = [case for case, _ in pairs]
     outputs = {case.name: output for case, output in pairs}
-    expected = score_outputs_sync(cases, outputs, Equals())
+    expected = score_outputs_sync(cases, outputs, Awaits())
 
     async def in_a_kernel():
-        return score_stored(cases, outputs, Equals())
+        return score_stored(cases, outputs, Awaits())
 
     assert asyncio.run(in_a_kernel()).model_dump_json() == expected.model_dump_json()
+
+
+@pytest.mark.parametrize("kind", CALLS_EVALUATE, ids=lambda kind: kind.__name__)
+def test_the_evaluators_scored_in_this_thread_only_call_evaluate(kind):
+    """What lets `score_stored` call `evaluate` itself: the installed `evaluate_async` does nothing else."""
+    source = textwrap.dedent(inspect.getsource(kind.evaluate_async))
+    body = [line.strip() for line in source.splitlines()[1:] if line.strip()]
+    assert body == ["return self.evaluate(evaluation_case)"]
