@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from helpers.compare.bootstrap import interval, joint_band, ratio, resample_sums
+from helpers.compare.bootstrap import joint_band, percentile_bounds, ratio, resample_sums
 from helpers.compare.params import CONFIDENCE, JOINT, POWER, RATIOS, CompareError  # noqa: E402
 from helpers.compare.params import POWER_RESAMPLES as RESAMPLES
 from helpers.compare.params import POWER_SIMULATIONS as SIMULATIONS
@@ -123,7 +123,7 @@ def simulate(
         if intervals == JOINT:
             high = float(joint_band(np.array([estimate]), resampled[:, None], confidence)[1][0])
         else:
-            high = interval(np.zeros(resamples), resampled, estimate, confidence).high
+            high = float(percentile_bounds(resampled, confidence)[1])
         caught += high < -1e-9  # as the gates forgive float rounding
         changes.append(estimate)
     return Power(documents, rate, float(np.mean(changes)), caught / simulations)
