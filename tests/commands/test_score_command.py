@@ -19,6 +19,7 @@ from helpers.commands.compare import main as compare_main
 from helpers.exchanges.fixtures import load_exchange, prompt_sha256
 from helpers.harness.reports import load_report
 from tests.commands.streams import outcome
+from tests.jsonl import write_jsonl
 
 SCHEMA_MODULE = """
 from typing import Optional
@@ -98,10 +99,6 @@ class StandInProvider(Model):
         yield {"contentBlockStop": {"contentBlockIndex": 0}}
         yield {"messageStop": {"stopReason": "tool_use"}}
         yield {"metadata": {"usage": dict(USAGE)}}
-
-
-def write_jsonl(path, rows):
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ Shared by the hardening tests of local workers (`test_scale_hardening.py`) and o
 
 from __future__ import annotations
 
-import json
 import sys
 import textwrap
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 
 from helpers.commands.score import main
 from tests.commands.streams import streams
+from tests.jsonl import write_jsonl
 
 SCHEMA = """
 import multiprocessing, os, time
@@ -48,8 +48,8 @@ def project(folder: Path, marked: dict[int, str] | None = None, count: int = 8) 
         truth = {"order_id": f"O-{index}", "lines": [{"sku": sku}]}
         cases.append({"name": f"o{index}", "input": "x", "expected_output": truth})
         predictions.append({"name": f"o{index}", "output": truth})
-    (folder / "cases.jsonl").write_text("".join(json.dumps(line) + "\n" for line in cases))
-    (folder / "predictions.jsonl").write_text("".join(json.dumps(line) + "\n" for line in predictions))
+    write_jsonl(folder / "cases.jsonl", cases)
+    write_jsonl(folder / "predictions.jsonl", predictions)
     return folder
 
 

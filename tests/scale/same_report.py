@@ -6,7 +6,6 @@ the fixtures that build the run, its one-process report and a user's order folde
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from strands_evals import Case
 
 from helpers.formats.results import COUNTS
 from tests.commands.streams import outcome
+from tests.jsonl import write_jsonl
 from walkthroughs.invoices import reference_cases
 from walkthroughs.simulated_large import simulated_run
 
@@ -80,8 +80,8 @@ def write_order_project(folder: Path) -> Path:
             guess["buyer"] = "Southwind"
         cases.append({"name": f"po-{index:03d}", "input": f"order {index}", "expected_output": truth})
         predictions.append({"name": f"po-{index:03d}", "output": guess})
-    (folder / "cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in cases))
-    (folder / "predictions.jsonl").write_text("".join(json.dumps(row) + "\n" for row in predictions))
+    write_jsonl(folder / "cases.jsonl", cases)
+    write_jsonl(folder / "predictions.jsonl", predictions)
     return folder
 
 

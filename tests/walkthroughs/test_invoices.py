@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from tests.jsonl import write_jsonl
 from walkthroughs.invoices import (
     REFERENCE_CASES,
     REFERENCE_PREDICTIONS,
@@ -25,9 +26,7 @@ def lines(path) -> list[dict]:
 
 
 def write(tmp_path, name: str, records: list[dict]):
-    path = tmp_path / name
-    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
-    return path
+    return write_jsonl(tmp_path / name, records)
 
 
 def test_six_reference_cases_each_break_one_thing():
