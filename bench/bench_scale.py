@@ -21,8 +21,7 @@ floor, measured in the same interleaved rounds:
   run too small is scored in one process; the rows say where each ran);
 - the same two with `--fan-out always`: what the workers give when the rule keeps a run here;
 - the sped-up loop split in two halves, each scored in a forked child with nothing sent or merged:
-  the most any two processes gain on this machine, against which the workers' gain is read (two
-  busy cores each run slower than one alone).
+  the most any two processes gain on this machine, against which the workers' gain is read.
 
 Each row shows wall seconds (median of `--rounds` interleaved rounds, with the range) and the
 CPU seconds of this process and its workers together (the work done, which the other load on a
@@ -164,13 +163,16 @@ def runs_for(pairs: list, folder: Path, engines: dict, runner: ClusterRunner) ->
         for part in (pairs[:middle], pairs[middle:]):
             child = os.fork()
             if child == 0:
+                code = 1  # a half that raises must not pass for a fast one
                 try:
                     loop(part)
+                    code = 0
                 finally:
-                    os._exit(0)
+                    os._exit(code)
             children.append(child)
-        for child in children:
-            os.waitpid(child, 0)
+        statuses = [os.waitpid(child, 0)[1] for child in children]  # wait for both, whichever failed
+        if any(statuses):
+            raise SystemExit("a forked half of the sped-up loop failed")
 
     def read():
         cases = load_cases(case_file, Invoice)
@@ -274,7 +276,7 @@ def _print_size(items: int, count: int, runs: dict, wall: dict, cpu: dict, engin
         f"{ratio_spread(wall[COMMAND], wall[READ_FAST])} of reading them + the sped-up loop"
     )
     print(
-        f"  2 forked halves of the sped-up loop, nothing sent: {median(wall[FAST_LOOP]) / median(wall[HALVES]):.2f}x "
+        f"  2 forked halves of the sped-up loop, nothing sent: {ratio_spread(wall[FAST_LOOP], wall[HALVES])} "
         "as fast as that loop in one process (what two processes can gain on this machine)"
     )
     for label in FANNED:
