@@ -349,7 +349,9 @@ def test_the_whole_download_has_a_deadline(server):
     server.total_rows = 1000
     server.script = [("sleep", 0.15)] * 20
     client = client_for(server, timeout=0.5, deadline=0.4)
-    with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*download's 0.4 s deadline"):
+    # Cut in the middle of a request, or (on a loaded machine) found spent before the next one.
+    spent = "(what was left of the download's|the download took longer than its) 0.4 s deadline"
+    with pytest.raises(DatasetsServerError, match=f"{SERVICE}.*{spent}"):
         list(client.pages(REQUEST))
     assert len(server.requests) <= 4
 
