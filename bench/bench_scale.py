@@ -317,8 +317,12 @@ from helpers.scale.batches import Scorer
 from helpers.scale.run import score_at_scale
 pool.start_method = lambda: {method!r}
 pairs = list(simulated_run(1, 1))
+cluster = {cluster!r}
+if cluster == "dask-spawn":  # Dask's default start, for comparison: every worker imports again
+    import multiprocessing
+    multiprocessing.get_all_start_methods = lambda: ["spawn"]
 started = time.perf_counter()
-score_at_scale(pairs, Scorer(SCHEMA), workers=2, fan_out="always", progress=None)
+score_at_scale(pairs, Scorer(SCHEMA), workers=2, cluster=cluster and "local", fan_out="always", progress=None)
 print(time.perf_counter() - started, file=sys.stderr)
 """
 
@@ -331,11 +335,7 @@ def startup(rounds: int) -> None:
         "import pydantic, stickler (floor)": [python, "-c", "import pydantic, stickler"],
         "python -m helpers.commands.score --help": [python, "-m", "helpers.commands.score", "--help"],
         "import strands_evals.evaluators": [python, "-c", "import strands_evals.evaluators"],
-        "a spawned worker's imports": [
-            python,
-            "-c",
-            "import sys; sys.modules['rfc3987_syntax'] = None; import helpers.scale.batches",
-        ],
+        "a spawned worker's imports": [python, "-c", "import helpers.scale.worker_imports"],
     }
     seconds = interleaved(
         rounds, {name: lambda c=c: subprocess.run(c, check=True, capture_output=True) for name, c in commands.items()}
@@ -344,15 +344,20 @@ def startup(rounds: int) -> None:
     for name, values in seconds.items():
         print(f"  {name:<40} {spread(values):>20} s  {ratio_spread(values, floor)} of the floor")
     print("  2 workers started, one document scored, stopped (after the driver's imports):")
-    pools: dict = {"forked": [], "spawned": []}
+    starts = {
+        "forked workers": ("fork", None),
+        "spawned workers": ("spawn", None),
+        "local Dask cluster (forkserver)": ("fork", "forkserver"),
+        "local Dask cluster (Dask's spawn)": ("fork", "dask-spawn"),
+    }
+    pools: dict = {label: [] for label in starts}
     for _ in range(rounds):
-        for label, method in (("forked", "fork"), ("spawned", "spawn")):
-            done = subprocess.run(
-                [python, "-c", WORKER_STARTUP.format(method=method)], check=True, capture_output=True, text=True
-            )
+        for label, (method, cluster) in starts.items():
+            script = WORKER_STARTUP.format(method=method, cluster=cluster)
+            done = subprocess.run([python, "-c", script], check=True, capture_output=True, text=True)
             pools[label].append(float(done.stderr.strip().splitlines()[-1]))
     for label, values in pools.items():
-        print(f"  {label + ' workers':<40} {spread(values):>20} s")
+        print(f"  {label:<40} {spread(values):>20} s")
 
 
 MEMORY = """

@@ -14,7 +14,8 @@ for features (actors, shared memory for large arrays) this workload does not use
 
 Local worker processes are forked only while this process runs one thread (on Linux), and
 spawned otherwise: a fork of a process that runs threads (a notebook kernel, Dask's client) can
-inherit a held lock and hang (`helpers.scale.pool.start_method`).
+inherit a held lock and hang (`helpers.scale.pool.start_method`). A local Dask cluster's workers
+are forked from a forkserver, a fresh process of one thread (`local_cluster`).
 
 Every wait on a Dask scheduler is bounded: the connection by `CONNECT_SECONDS` (also when a
 port accepts TCP and never answers), each request to the scheduler by `REQUEST_SECONDS`, and a
@@ -43,6 +44,8 @@ INSTALL_HINT = "pip install '.[cluster]' (or pip install 'dask[distributed]')"
 CONNECT_SECONDS = 10.0
 REQUEST_SECONDS = 10.0
 SCHEDULER_LOST_SECONDS = 10.0
+# What the forkserver of a local cluster imports once for all its workers (`local_cluster`).
+WORKER_IMPORTS = ["distributed", "helpers.scale.worker_imports"]
 BATCH_TIMEOUT = 300.0  # seconds one batch may take before its worker is stopped (--batch-timeout)
 
 
@@ -198,24 +201,10 @@ def require_dask() -> None:
 def _dask_client(workers: int, cluster: str) -> Iterator[tuple[Client, str]]:
     """A Dask client on a new local cluster or a running scheduler; Dask is imported only here."""
     require_dask()
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if cluster == "local":
-        import dask
-
-        # A worker that dies fails its batch at once (named, scored 0) instead of being retried on
-        # the others; each retry would start a worker and import the libraries again.
-        with (
-            dask.config.set({"distributed.scheduler.allowed-failures": 0}),
-            LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=":0",  # any free port: its HTTP endpoints never collide with another cluster
-                silence_logs=logging.ERROR,
-            ) as local,
-            Client(local) as client,
-        ):
+        with local_cluster(workers) as local, Client(local) as client:
             yield client, f"a local Dask cluster of {workers} workers"
         return
     hint = "start one with `dask scheduler` and `dask worker ADDRESS`, or use --cluster local"
@@ -237,3 +226,42 @@ def _dask_client(workers: int, cluster: str) -> Iterator[tuple[Client, str]]:
             bounded(client.close, f"--cluster {cluster}: closing the connection")
         except EngineError:
             pass
+
+
+@contextmanager
+def local_cluster(workers: int) -> Iterator[Any]:
+    """A `distributed.LocalCluster` of `workers` one-thread worker processes, as `--cluster local` runs it.
+
+    Its workers are forked from a forkserver (where the platform has one) instead of spawned, as
+    Dask does by default. A spawned worker imports Dask, Strands Evals and stickler again before
+    its first batch: a few CPU seconds each, which on two cores is most of what a second worker
+    gains on a thousand documents (`python -m bench.bench_scale` prints the start-up). A forkserver is a fresh process
+    of one thread that imports them once (`WORKER_IMPORTS`) and forks each worker from itself, so
+    it is safe where forking this process, which runs Dask's threads, is not. It lives as long as
+    this process: a second cluster (a notebook run again) starts its workers in milliseconds. It
+    is started by Dask with the environment Dask sets for a new worker
+    (`distributed.nanny.pre-spawn-environ`); a variable changed here after that no longer reaches
+    later workers, as Dask's documentation warns for this setting.
+
+    A worker that dies fails its batch at once (named, scored 0) instead of being retried on the
+    others (`allowed-failures: 0`); each retry would start a worker again.
+    """
+    import multiprocessing
+
+    import dask
+    from distributed import LocalCluster
+    from distributed.utils import get_mp_context
+
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    settings = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.multiprocessing-method": method}
+    with dask.config.set(settings):  # for the cluster's whole life: a worker that dies is restarted the same way
+        if method == "forkserver":
+            get_mp_context().set_forkserver_preload(WORKER_IMPORTS)  # after Dask's own list, which it sets once
+        with LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",  # any free port: its HTTP endpoints never collide with another cluster
+            silence_logs=logging.ERROR,
+        ) as cluster:
+            yield cluster

@@ -232,18 +232,10 @@ class RemoteError(Exception):
 def worker_main(connection: Connection, parent: int) -> None:
     """A worker's life: end with the parent, say it is ready, then run one batch at a time until told to stop.
 
-    Before importing, the worker makes `rfc3987_syntax` unimportable. `import strands` imports
-    jsonschema (for `strands.experimental.agent_config`), and jsonschema imports that optional
-    package, when installed, for its `iri` format check; it compiles a grammar at import, about
-    half of a worker's start-up (measured with `python -X importtime`: 3.9 s of 8.1 s under
-    load, 1.3 s of 2.6 s idle). It is installed only as a JupyterLab dependency, nothing a
-    worker runs checks that format, and jsonschema skips the check when the package is missing,
-    as in an install without the notebooks.
+    Before saying ready it imports what every batch needs (`helpers.scale.worker_imports`).
     """
     _end_with_parent(parent)
-    # See above: None makes the import raise ImportError (documented; typeshed allows only modules).
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
-    import helpers.scale.batches  # noqa: F401  (the imports every batch needs, before saying ready)
+    import helpers.scale.worker_imports  # noqa: F401
 
     connection.send("ready")
     while True:

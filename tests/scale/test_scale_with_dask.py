@@ -226,11 +226,10 @@ def ended_at_once(cluster):
 @pytest.mark.local_servers
 def test_a_lost_scheduler_ends_the_run_within_the_bound(tmp_path, monkeypatch):
     """The scheduler is shut down while a batch hangs on its worker: the run stops, exit 2, nothing written."""
-    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("distributed")
     monkeypatch.setattr(engine_module, "SCHEDULER_LOST_SECONDS", 1.0)
     project(tmp_path, {1: "HANG"}, count=4)
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0")
-    with cluster, ended_at_once(cluster):
+    with engine_module.local_cluster(1) as cluster, ended_at_once(cluster):
         address = cluster.scheduler_address
         stop = threading.Event()
 
