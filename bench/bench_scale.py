@@ -30,7 +30,9 @@ with the command's ratio to its floor and each fan-out's speed against the comma
 The sizes include a small run (20 items, 100 documents), where start-up dominates.
 
 Then, each in a fresh process: the start-up of the command (`--help`) and of a worker (spawned:
-its imports; forked: ready, one document scored and stopped) against `import pydantic, stickler`,
+its imports; then 2 workers started, one document scored and stopped: forked, spawned, from the
+forkserver, and as a local Dask cluster from the forkserver and spawned as Dask does by default)
+against `import pydantic, stickler`,
 and the peak resident memory (`VmHWM`) of `python -m helpers.commands.score` on 1,000 documents of 20
 items to a compact results file, in one process and with `--workers 2`.
 
@@ -98,7 +100,8 @@ class ClusterRunner:
     thread spawns its workers instead of forking them (`helpers.scale.pool.start_method`): every
     `--workers` row after the first cluster would then pay the spawned start-up, which a user's
     fresh command does not. The runner reports its own wall and CPU seconds (its Dask processes
-    included), and imports everything once, before any round.
+    included), and imports everything once, before any round; the forkserver a local cluster
+    starts is stopped after each command, so every round starts its workers as a fresh command does.
     """
 
     def __enter__(self) -> ClusterRunner:
@@ -130,7 +133,23 @@ def _run_commands(connection) -> None:
         gc.collect()
         wall, cpu = time.perf_counter(), _cpu()
         code = score_main(argv, out=printed)
+        _stop_forkserver()
         connection.send((code, time.perf_counter() - wall, _cpu() - cpu, printed.getvalue()))
+
+
+def _stop_forkserver() -> None:
+    """End the forkserver a local cluster left running, and wait for it.
+
+    Its CPU (the imports, and the workers it forked and reaped) then counts among this process's
+    finished children, and the next command starts its own, as a fresh `score` command does.
+    `_stop` is multiprocessing's own (private) shutdown of it; without it the CPU would be missed.
+    """
+    from multiprocessing import forkserver
+
+    stop = getattr(forkserver._forkserver, "_stop", None)
+    if stop is None:
+        raise SystemExit("this Python's multiprocessing.forkserver has no _stop: the cluster rows' CPU cannot be read")
+    stop()
 
 
 def runs_for(pairs: list, folder: Path, engines: dict, runner: ClusterRunner) -> tuple[dict, dict]:
@@ -347,6 +366,7 @@ def startup(rounds: int) -> None:
     starts = {
         "forked workers": ("fork", None),
         "spawned workers": ("spawn", None),
+        "workers from the forkserver": ("forkserver", None),
         "local Dask cluster (forkserver)": ("fork", "forkserver"),
         "local Dask cluster (Dask's spawn)": ("fork", "dask-spawn"),
     }

@@ -44,8 +44,6 @@ INSTALL_HINT = "pip install '.[cluster]' (or pip install 'dask[distributed]')"
 CONNECT_SECONDS = 10.0
 REQUEST_SECONDS = 10.0
 SCHEDULER_LOST_SECONDS = 10.0
-# What the forkserver of a local cluster imports once for all its workers (`local_cluster`).
-WORKER_IMPORTS = ["distributed", "helpers.scale.worker_imports"]
 BATCH_TIMEOUT = 300.0  # seconds one batch may take before its worker is stopped (--batch-timeout)
 
 
@@ -232,31 +230,31 @@ def _dask_client(workers: int, cluster: str) -> Iterator[tuple[Client, str]]:
 def local_cluster(workers: int) -> Iterator[Any]:
     """A `distributed.LocalCluster` of `workers` one-thread worker processes, as `--cluster local` runs it.
 
-    Its workers are forked from a forkserver (where the platform has one) instead of spawned, as
-    Dask does by default. A spawned worker imports Dask, Strands Evals and stickler again before
-    its first batch: a few CPU seconds each, which on two cores is most of what a second worker
-    gains on a thousand documents (`python -m bench.bench_scale` prints the start-up). A forkserver is a fresh process
-    of one thread that imports them once (`WORKER_IMPORTS`) and forks each worker from itself, so
-    it is safe where forking this process, which runs Dask's threads, is not. It lives as long as
-    this process: a second cluster (a notebook run again) starts its workers in milliseconds. It
-    is started by Dask with the environment Dask sets for a new worker
-    (`distributed.nanny.pre-spawn-environ`); a variable changed here after that no longer reaches
-    later workers, as Dask's documentation warns for this setting.
+    Its workers are forked from this process's forkserver (`helpers.scale.pool.forkserver_context`)
+    where the platform has one, instead of spawned as Dask does by default: a spawned worker
+    imports Dask, Strands Evals and stickler again before its first batch, a few CPU seconds each,
+    which on two cores is most of what a second worker gains on a thousand documents
+    (`python -m bench.bench_scale` prints the start-up both ways). The forkserver imports them once
+    and lives as long as this process, so a second cluster (a notebook run again) starts its
+    workers in milliseconds. When Dask starts it, it has the environment Dask sets for a new worker
+    (`distributed.nanny.pre-spawn-environ`); a variable changed here after the server started no
+    longer reaches later workers, as Dask's documentation warns for this setting.
 
     A worker that dies fails its batch at once (named, scored 0) instead of being retried on the
     others (`allowed-failures: 0`); each retry would start a worker again.
     """
-    import multiprocessing
-
     import dask
     from distributed import LocalCluster
     from distributed.utils import get_mp_context
 
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    from helpers.scale.pool import forkserver_context, replacement_method
+
+    method = replacement_method()  # the forkserver, or spawn where there is none
     settings = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.multiprocessing-method": method}
     with dask.config.set(settings):  # for the cluster's whole life: a worker that dies is restarted the same way
         if method == "forkserver":
-            get_mp_context().set_forkserver_preload(WORKER_IMPORTS)  # after Dask's own list, which it sets once
+            get_mp_context()  # Dask sets its own list of modules for the forkserver once, here; ours replaces it
+            forkserver_context("distributed")
         with LocalCluster(
             n_workers=workers,
             threads_per_worker=1,

@@ -20,13 +20,15 @@ worker had:
 It is a `concurrent.futures.Executor`, so the fan-out code treats it as it treats Dask's.
 
 How workers start (`start_method`): on Linux, while this process runs one thread only, the
-first workers are forked, before the pool's own dispatch thread starts. A fork of a
+first workers are forked from it, before the pool's own dispatch thread starts. A fork of a
 one-thread process cannot inherit a lock another thread holds, which is what makes forking a
 threaded process (a notebook kernel) unsafe, and it inherits every library, the schema and the
-stickler speed-up already imported: a forked worker is ready in milliseconds where a spawned one
-spends 1.5-2.5 s importing Strands Evals and stickler again, which on 2 cores is most of what
-two workers could gain on a run of a thousand documents. Everywhere else, and for every
-replacement worker (started while the dispatch thread runs), processes are spawned.
+stickler speed-up already imported: a forked worker is ready in milliseconds. Otherwise, and
+for every replacement worker (started while the dispatch thread runs), workers are forked from
+this process's forkserver (`forkserver_context`), which imports the scoring path once for all of
+them, where a spawned worker would spend 1.5-2.5 s importing Strands Evals and stickler again,
+most of what two workers gain on a run of a thousand documents on 2 cores. Only where there is
+no forkserver (Windows) are workers spawned.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ PARENT_CHECK_SECONDS = 1.0
 START_SECONDS = 120.0  # for a worker to start and import the libraries before it counts as failed
 START_FAILURES = 3  # workers in a row that die or stall while starting: the pool gives up
 _TICK = 0.2  # how often the dispatcher looks at deadlines when nothing else happens
-StartMethod = Literal["fork", "spawn"]  # the ways a worker process can start here
+StartMethod = Literal["fork", "forkserver", "spawn"]  # the ways a worker process can start here
 
 
 class WorkerLost(RuntimeError):
@@ -62,6 +64,12 @@ class _Worker:
     job: tuple[Future, float] | None = None  # the batch's future and its deadline
     ready: bool = False
     retired: bool = False  # dead and not replaced (the pool is closing or gave up)
+    lifeline: Connection | None = None  # held open for a worker from the forkserver (see `_end_with_driver`)
+
+    def close(self) -> None:
+        self.connection.close()
+        if self.lifeline is not None:
+            self.lifeline.close()
 
 
 class WorkerPool(Executor):
@@ -119,19 +127,33 @@ class WorkerPool(Executor):
             if worker.process.is_alive():
                 worker.process.kill()
                 worker.process.join(1.0)
-            worker.connection.close()
+            worker.close()
         if not self._thread.is_alive():
             self._wake_read.close()
             self._wake_write.close()
 
-    def _start(self, method: StartMethod = "spawn") -> _Worker:
+    def _start(self, method: StartMethod | None = None) -> _Worker:
+        """A new worker, started `method`'s way (by default as a worker that replaces one is)."""
+        method = method or replacement_method()
         parent, child = self._context.Pipe()
         # One literal per call: typeshed types get_context(str) as BaseContext, which has no Process.
-        context = multiprocessing.get_context("fork") if method == "fork" else multiprocessing.get_context("spawn")
-        process = context.Process(target=worker_main, args=(child, os.getpid()), daemon=True)
+        if method == "fork":
+            context: Any = multiprocessing.get_context("fork")
+        elif method == "forkserver":
+            context = forkserver_context()
+        else:
+            context = multiprocessing.get_context("spawn")
+        watched, held = None, None
+        if method == "forkserver":  # its parent is the forkserver: it watches a pipe from this process instead
+            watched, held = self._context.Pipe(duplex=False)
+            process = context.Process(target=worker_main, args=(child, None, watched), daemon=True)
+        else:
+            process = context.Process(target=worker_main, args=(child, os.getpid(), None), daemon=True)
         process.start()
         child.close()
-        return _Worker(process, parent)
+        if watched is not None:
+            watched.close()  # the worker has its own copy; this process keeps the end it never writes to
+        return _Worker(process, parent, lifeline=held)
 
     def _dispatch(self) -> None:
         """Hand queued batches to idle workers, collect results, and fail the batches of lost workers."""
@@ -196,7 +218,7 @@ class WorkerPool(Executor):
         """Fail the worker's batch with `reason` and start another; give up after too many failed starts."""
         if worker.job is not None:
             _fail(worker.job[0], WorkerLost(reason))
-        worker.connection.close()
+        worker.close()
         if not worker.ready:
             self._start_failures += 1
         if self._start_failures >= START_FAILURES and self._broken is None:
@@ -212,8 +234,27 @@ class WorkerPool(Executor):
 
 
 def start_method() -> StartMethod:
-    """`fork` on Linux while this process runs one thread only, else `spawn` (see the module docstring)."""
-    return "fork" if sys.platform.startswith("linux") and threading.active_count() == 1 else "spawn"
+    """`fork` on Linux while this process runs one thread only, else as a replacement starts (module docstring)."""
+    return "fork" if sys.platform.startswith("linux") and threading.active_count() == 1 else replacement_method()
+
+
+def replacement_method() -> StartMethod:
+    """How a worker starts where this process cannot be forked: from the forkserver, else spawned."""
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+def forkserver_context(*also: str) -> Any:
+    """The forkserver start method, set to import the scoring path (and `also`) when its server starts.
+
+    The forkserver is a fresh process of one thread, started once per process, so forking from it
+    is safe where forking a threaded process is not, and every worker forked from it has the
+    imports the server did (`helpers.scale.worker_imports`). Only the server's first start reads
+    the list: a pool and a local Dask cluster in one process share it, and a worker imports
+    whatever the server did not.
+    """
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["helpers.scale.worker_imports", *also])
+    return context
 
 
 def _fail(future: Future, exc: BaseException) -> None:
@@ -229,12 +270,12 @@ class RemoteError(Exception):
         self.kind = kind
 
 
-def worker_main(connection: Connection, parent: int) -> None:
-    """A worker's life: end with the parent, say it is ready, then run one batch at a time until told to stop.
+def worker_main(connection: Connection, parent: int | None, lifeline: Connection | None) -> None:
+    """A worker's life: end with the driver, say it is ready, then run one batch at a time until told to stop.
 
     Before saying ready it imports what every batch needs (`helpers.scale.worker_imports`).
     """
-    _end_with_parent(parent)
+    _end_with_driver(parent, lifeline)
     import helpers.scale.worker_imports  # noqa: F401
 
     connection.send("ready")
@@ -253,8 +294,28 @@ def worker_main(connection: Connection, parent: int) -> None:
         connection.send(reply)
 
 
-def _end_with_parent(parent: int) -> None:
-    """Make this process end when `parent` does: the kernel's parent-death signal, and a watching thread."""
+def _end_with_driver(parent: int | None, lifeline: Connection | None) -> None:
+    """Make this worker end when the driver does, however it was started.
+
+    Forked or spawned by the driver (`parent`, its pid): the kernel's parent-death signal, and a
+    thread that exits once the parent is gone. Forked by the forkserver, the parent is the server,
+    which cannot be watched instead: every process it forks holds the server's own pipe open, so
+    the server outlives a dead driver for as long as its workers do. Such a worker gets the read
+    end of a pipe only the driver holds (`lifeline`, never written to), and a thread exits once
+    that pipe closes, as Dask's workers watch their nanny.
+    """
+    if lifeline is not None:
+
+        def wait_for_the_driver() -> None:
+            try:
+                lifeline.recv_bytes()
+            except (EOFError, OSError):
+                pass
+            os._exit(1)
+
+        threading.Thread(target=wait_for_the_driver, name="driver-watch", daemon=True).start()
+        return
+    assert parent is not None
     if sys.platform.startswith("linux"):
         try:
             import ctypes

@@ -63,14 +63,15 @@ _TICK = 0.5  # how often a waiting driver checks deadlines and the engine
 # result both ways, and what a forked worker pays touching pages it shares with the driver): CPU
 # time on the same cores, read from the extra CPU seconds `--fan-out always` took in the
 # benchmark. Starting the engine costs START_SECONDS: forking the processes
-# (`helpers.scale.pool.start_method`), or spawning them and importing the libraries again, or
+# (`helpers.scale.pool.start_method`), or a forkserver importing the libraries once before it forks
+# them (about as long as spawned workers importing them side by side), or spawning them, or
 # starting a local Dask cluster.
 DOCUMENT_SECONDS = 0.0005
 ITEM_SECONDS = 0.00018
 PAIR_SECONDS = 0.000015
 SEND_SECONDS = 0.00045
 SEND_ITEM_SECONDS = 0.000025
-START_SECONDS = {"fork": 0.3, "spawn": 2.0, "local": 3.0}
+START_SECONDS = {"fork": 0.3, "forkserver": 2.0, "spawn": 2.0, "local": 3.0}
 MARGIN = 1.5  # the workers must be estimated this much faster: the cores are often shared
 
 

@@ -1,7 +1,8 @@
 """What a worker process imports before its first batch: the scoring path, without `rfc3987_syntax`.
 
-Imported once by each spawned or forked pool worker (`helpers.scale.pool.worker_main`) and by the
-forkserver a local Dask cluster forks its workers from (`helpers.scale.engine.local_cluster`).
+Imported by each pool worker (`helpers.scale.pool.worker_main`) and, once for all the workers
+forked from it, by this process's forkserver (`helpers.scale.pool.forkserver_context`), which the
+pool and a local Dask cluster start their workers from where they cannot fork this process.
 
 `rfc3987_syntax` is made unimportable first. `import strands` imports jsonschema (for
 `strands.experimental.agent_config`), and jsonschema imports that optional package, when

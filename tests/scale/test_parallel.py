@@ -1,13 +1,15 @@
 """Scoring at scale on local processes: rollups equal to one process on 1 and 2 workers; failures named; memory bounded.
 
 The same on Dask's workers is `test_scale_with_dask.py`: a Dask client leaves a thread behind in
-its process, after which local workers are spawned, not forked (`helpers.scale.pool.start_method`).
-That file is collected after this one and `test_scale_hardening.py`, so here workers fork, as a
-command's do, except where a test asks for spawning.
+its process, after which local workers start from the forkserver, not forked from this process
+(`helpers.scale.pool.start_method`). That file is collected after this one and
+`test_scale_hardening.py`, so here workers fork, as a command's do, except where a test asks for
+another start.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -34,12 +36,13 @@ def test_local_workers_build_the_one_process_report(run_pairs, single, workers, 
     assert list(iter_results(tmp_path / "r.jsonl")) == list(rows_from_report(single, Scorer(SCHEMA).spec()))
 
 
-# Forking is used only on Linux; spawning everywhere.
-START_METHODS = ["spawn", "fork"] if sys.platform.startswith("linux") else ["spawn"]
+# Forking this process is used only on Linux; the forkserver where the platform has one; spawning anywhere.
+START_METHODS = ["spawn"] + ["forkserver"] * ("forkserver" in multiprocessing.get_all_start_methods())
+START_METHODS += ["fork"] * sys.platform.startswith("linux")
 
 
 @pytest.mark.parametrize("method", START_METHODS)
-def test_forked_and_spawned_workers_build_the_one_process_report(run_pairs, single, method, monkeypatch, tmp_path):
+def test_workers_build_the_one_process_report_however_they_start(run_pairs, single, method, monkeypatch, tmp_path):
     """Whichever way the workers start, the report, the summary and the results file are one process's."""
     monkeypatch.setattr(pool_module, "start_method", lambda: method)
     started = []
@@ -59,17 +62,18 @@ def test_forked_and_spawned_workers_build_the_one_process_report(run_pairs, sing
 
 
 def test_workers_fork_only_while_the_driver_runs_one_thread():
-    """A fork of a threaded process can inherit a held lock; with a second thread running, workers are spawned."""
+    """A fork of a threaded process can inherit a held lock; with a second thread running, it is not forked."""
+    elsewhere = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        assert pool_module.start_method() == "spawn"
+        assert pool_module.start_method() == elsewhere
     finally:
         stop.set()
         other.join()
     alone = sys.platform.startswith("linux") and threading.active_count() == 1
-    assert pool_module.start_method() == ("fork" if alone else "spawn")
+    assert pool_module.start_method() == ("fork" if alone else elsewhere)
 
 
 def test_a_run_without_a_results_file_skips_failures_by_kind_but_keeps_every_count(run_pairs, single):

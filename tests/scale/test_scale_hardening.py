@@ -111,6 +111,37 @@ def test_workers_end_with_a_killed_driver_and_the_next_run_cleans_its_file(tmp_p
     assert sorted(path.name for path in tmp_path.iterdir() if path.name.startswith(".")) == []
 
 
+# A driver whose two workers start from the forkserver, as in a notebook kernel, each busy for an hour.
+FORKSERVER_DRIVER = """
+import time
+from helpers.scale import pool
+pool.start_method = lambda: "forkserver"
+workers = pool.WorkerPool(2, batch_timeout=3600)
+busy = [workers.submit(time.sleep, 3600) for _ in range(2)]
+while not all(worker.job for worker in workers._workers):
+    time.sleep(0.05)
+print(*(worker.process.pid for worker in workers._workers), flush=True)
+time.sleep(3600)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to see the workers end")
+def test_workers_from_the_forkserver_end_with_a_killed_driver():
+    """Their parent is the forkserver, not the driver: they end when it does, and it ends with the driver."""
+    driver = subprocess.Popen([sys.executable, "-c", FORKSERVER_DRIVER], stdout=subprocess.PIPE, text=True)
+    try:
+        workers = [int(pid) for pid in driver.stdout.readline().split()]
+        assert len(workers) == 2 and all(_alive(pid) for pid in workers), "the workers never took their batches"
+    finally:
+        driver.send_signal(signal.SIGKILL)
+        driver.wait(10)
+        driver.stdout.close()
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers), "a worker outlived its driver"
+
+
 @pytest.mark.parametrize(
     "address, message",
     [

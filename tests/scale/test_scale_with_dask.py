@@ -2,11 +2,12 @@
 address; a batch that fails in its worker named case by case; a dead worker fails its batch without a stall;
 every scheduler wait bounded.
 
-One local cluster of 2 workers serves the module wherever a test is not about starting one: starting and
-stopping one costs about 4 s of CPU (each worker imports distributed and the scoring libraries).
-`--cluster local` through the command starts its own, in the dead-worker test. The Dask client leaves a
-thread behind in this process, after which local workers are spawned instead of forked; this file is
-collected after the local-worker files (`test_parallel.py`, `test_scale_hardening.py`) so theirs still fork.
+One local cluster of 2 workers serves the module wherever a test is not about starting one.
+`--cluster local` through the command starts its own, in the dead-worker test; every cluster's workers
+fork from this process's one forkserver, which imported distributed and the scoring libraries once. The
+Dask client leaves a thread behind in this process, after which local workers start from the forkserver
+instead of forking this process; this file is collected after the local-worker files (`test_parallel.py`,
+`test_scale_hardening.py`) so theirs still fork.
 """
 
 from __future__ import annotations
