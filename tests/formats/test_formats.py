@@ -9,6 +9,7 @@ from helpers.formats import COUNTS, RESULTS_FORMAT
 from helpers.formats import json as strict_json
 from helpers.formats.cases import CaseFileError
 from helpers.formats.errors import FormatError, file_error, refused, validation_problem
+from helpers.formats.json import MAX_DEPTH
 from helpers.formats.results import FORMAT, Counts, ResultsError
 from walkthroughs.fcc.datasets_server import SnapshotError
 
@@ -117,3 +118,21 @@ def test_a_whole_file_is_read_with_its_line_and_field_named(tmp_path):
 
 def test_the_one_counts_order_is_the_results_file_s():
     assert tuple(Counts.model_fields) == COUNTS and FORMAT == RESULTS_FORMAT
+
+
+@pytest.mark.parametrize(
+    ("text", "refused_at"),
+    [
+        ("[" * MAX_DEPTH + "]" * MAX_DEPTH, None),  # as deep as allowed
+        ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), MAX_DEPTH + 1),
+        ('{"a": "' + "[{" * MAX_DEPTH + '"}', None),  # brackets in a string do not nest
+        ('["\\"' + "[" * MAX_DEPTH + '"]', None),  # nor after an escaped quote
+        ("[" * 3 + ", ".join(["[1]"] * MAX_DEPTH) + "]" * 3, None),  # many brackets, shallow
+    ],
+)
+def test_a_line_is_refused_by_how_deep_it_nests_not_by_how_many_brackets_it_has(text, refused_at):
+    if refused_at is None:
+        strict_json.parse(text, "cases.jsonl", "fix it", line=1)
+        return
+    with pytest.raises(FormatError, match=f"line 1: nested {refused_at} levels deep, more than {MAX_DEPTH}"):
+        strict_json.parse(text, "cases.jsonl", "fix it", line=1)
