@@ -241,7 +241,11 @@ def local_cluster(workers: int) -> Iterator[Any]:
     longer reaches later workers, as Dask's documentation warns for this setting.
 
     A worker that dies fails its batch at once (named, scored 0) instead of being retried on the
-    others (`allowed-failures: 0`); each retry would start a worker again.
+    others (`allowed-failures: 0`); each retry would start a worker again. Dask's statistical
+    profiler is off (`distributed.worker.profile.enabled`): it samples the running batch's stack
+    every 10 ms, stickler's comparisons recurse deeply, and on 1,000 documents of 20 line items it
+    cost about 5 CPU s of the workers' 30 (`python -m bench.bench_scale` measures the cluster); its
+    only reader is the dashboard's profile page.
     """
     import dask
     from distributed import LocalCluster
@@ -250,7 +254,11 @@ def local_cluster(workers: int) -> Iterator[Any]:
     from helpers.scale.pool import forkserver_context, replacement_method
 
     method = replacement_method()  # the forkserver, or spawn where there is none
-    settings = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.multiprocessing-method": method}
+    settings = {
+        "distributed.scheduler.allowed-failures": 0,
+        "distributed.worker.multiprocessing-method": method,
+        "distributed.worker.profile.enabled": False,
+    }
     with dask.config.set(settings):  # for the cluster's whole life: a worker that dies is restarted the same way
         if method == "forkserver":
             get_mp_context()  # Dask sets its own list of modules for the forkserver once, here; ours replaces it
