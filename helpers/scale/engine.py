@@ -12,10 +12,11 @@ pure Python, starts in a few seconds on two cores and runs inside a notebook; it
 `concurrent.futures`. Ray brings a compiled runtime, an object store and a much larger install
 for features (actors, shared memory for large arrays) this workload does not use.
 
-Local worker processes are forked only while this process runs one thread (on Linux), and
-spawned otherwise: a fork of a process that runs threads (a notebook kernel, Dask's client) can
-inherit a held lock and hang (`helpers.scale.pool.start_method`). A local Dask cluster's workers
-are forked from a forkserver, a fresh process of one thread (`local_cluster`).
+Local worker processes are forked from this process only while it runs one thread (on Linux),
+and otherwise from its forkserver, a fresh process of one thread: a fork of a process that runs
+threads (a notebook kernel, Dask's client) can inherit a held lock and hang
+(`helpers.scale.pool.start_method`). A local Dask cluster's workers come from the same
+forkserver (`local_cluster`).
 
 Every wait on a Dask scheduler is bounded: the connection by `CONNECT_SECONDS` (also when a
 port accepts TCP and never answers), each request to the scheduler by `REQUEST_SECONDS`, and a
@@ -244,8 +245,8 @@ def local_cluster(workers: int) -> Iterator[Any]:
     others (`allowed-failures: 0`); each retry would start a worker again. Dask's statistical
     profiler is off (`distributed.worker.profile.enabled`): it samples the running batch's stack
     every 10 ms, stickler's comparisons recurse deeply, and on 1,000 documents of 20 line items it
-    cost about 5 CPU s of the workers' 30 (`python -m bench.bench_scale` measures the cluster); its
-    only reader is the dashboard's profile page.
+    cost about 5 of the run's 34 CPU seconds (`python -m bench.bench_scale` measures the cluster);
+    its only reader is the dashboard's profile page.
     """
     import dask
     from distributed import LocalCluster
