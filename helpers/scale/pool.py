@@ -136,19 +136,17 @@ class WorkerPool(Executor):
         """A new worker, started `method`'s way (by default as a worker that replaces one is)."""
         method = method or replacement_method()
         parent, child = self._context.Pipe()
+        watched, held = None, None
         # One literal per call: typeshed types get_context(str) as BaseContext, which has no Process.
         if method == "fork":
             context: Any = multiprocessing.get_context("fork")
-        elif method == "forkserver":
+        elif method == "forkserver":  # its parent is the forkserver: it watches a pipe from this process instead
             context = forkserver_context()
+            watched, held = self._context.Pipe(duplex=False)
         else:
             context = multiprocessing.get_context("spawn")
-        watched, held = None, None
-        if method == "forkserver":  # its parent is the forkserver: it watches a pipe from this process instead
-            watched, held = self._context.Pipe(duplex=False)
-            process = context.Process(target=worker_main, args=(child, None, watched), daemon=True)
-        else:
-            process = context.Process(target=worker_main, args=(child, os.getpid(), None), daemon=True)
+        driver = None if watched is not None else os.getpid()
+        process = context.Process(target=worker_main, args=(child, driver, watched), daemon=True)
         process.start()
         child.close()
         if watched is not None:
