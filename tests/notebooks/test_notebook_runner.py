@@ -73,6 +73,21 @@ def test_failures_are_reported_per_notebook_and_the_rest_still_run(tmp_path, cap
     assert lines[5] == "4 of 5 notebooks failed"
 
 
+def test_the_longest_notebooks_start_first_and_lines_keep_the_order_named(tmp_path, capsys, monkeypatch):
+    stored = {path.name for path in notebooks.notebooks([])}
+    assert set(notebooks.LONGEST_FIRST) <= stored  # a renamed notebook would otherwise just start late
+    first = notebook(tmp_path, "1", name="a_first.ipynb")
+    longest = notebook(tmp_path, "2", name="z_longest.ipynb")
+    monkeypatch.setattr(notebooks, "LONGEST_FIRST", ("z_longest.ipynb",))
+    started = []
+    execute = notebooks.execute
+    monkeypatch.setattr(notebooks, "execute", lambda path: started.append(path.name) or execute(path))
+    code, lines = run(capsys, "--jobs", "1", "run", str(first), str(longest))
+    assert code == 0, lines
+    assert started == ["z_longest.ipynb", "a_first.ipynb"]
+    assert [line.split(":")[0] for line in lines] == ["ok   a_first.ipynb", "ok   z_longest.ipynb"]
+
+
 def test_a_write_that_fails_leaves_the_stored_notebook_whole(tmp_path, capsys, monkeypatch):
     path = notebook(tmp_path, "print('new output')")
     before = path.read_bytes()
