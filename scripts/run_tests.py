@@ -31,8 +31,10 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 PYTEST = str(BIN / "pytest")
 WORKERS = ["-n", "2", "--dist", "loadfile"]
-# The unit tests never read a notebook through nbval; without its plugin no worker imports it.
-UNIT = [PYTEST, *WORKERS, "-p", "no:nbval", "tests"]
+# The unit tests never read a notebook through nbval; without its plugin no worker imports it. Their
+# files start in the order tests/start_order.py collects them (the longest, much of it waiting, first),
+# not with the files of the most tests first as pytest-xdist would.
+UNIT = [PYTEST, *WORKERS, "--no-loadscope-reorder", "-p", "tests.start_order", "-p", "no:nbval", "tests"]
 # The notebook run keeps no cache: two pytest processes writing one .pytest_cache could clash.
 NOTEBOOKS = [PYTEST, *WORKERS, "--nbval", "--nbval-current-env", "-p", "no:cacheprovider", "examples/notebooks"]
 MYPY = [str(BIN / "mypy")]  # its files and options are pyproject.toml's, as `make lint` runs it
