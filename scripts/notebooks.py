@@ -23,7 +23,7 @@ import argparse
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -202,9 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     # printed in the order the notebooks were named, as soon as it and the ones before it are done.
     failed = 0
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        started = {path: pool.submit(report, path) for path in sorted(paths, key=start_rank)}
-        for path in paths:
-            passed, line = started[path].result()
+        futures: dict[int, Future] = {}  # by position: a notebook named twice runs twice, as named
+        for index in sorted(range(len(paths)), key=lambda index: start_rank(paths[index])):
+            futures[index] = pool.submit(report, paths[index])
+        for index in range(len(paths)):
+            passed, line = futures[index].result()
             print(line, flush=True)
             failed += not passed
     if failed:
