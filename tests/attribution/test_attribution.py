@@ -40,6 +40,7 @@ from walkthroughs.fcc.documents import fcc_cases, from_snapshot
 from walkthroughs.fcc.schema import FccInvoice
 from walkthroughs.fcc.tuned import FccInvoiceTuned
 from walkthroughs.invoices import Invoice, reference_cases
+from walkthroughs.simulated_large import simulated_run
 
 YOUR_OWN = REPO_ROOT / "examples" / "your_own_agent"
 
@@ -154,6 +155,21 @@ def test_failures_from_counts_equal_the_full_diff_on_every_walkthrough_document(
         counts = {path: Counts(**values) for path, values in document_counts(raw).items()}
         full = failures_of(document_diff(spec, expected, got, label).leaves)
         assert counted_failures(spec, counts, expected, got) == full, label
+
+
+def test_failures_from_counts_equal_the_full_diff_on_long_simulated_lists():
+    """20 line items a document: most documents have items paired below the threshold, some several."""
+    spec = stickler.eval_for(Invoice, match_threshold=0.7)
+    below = 0
+    for case, got in simulated_run(80, 20):
+        raw = spec.evaluate(case.expected_output, got).raw
+        raw = {key: value for key, value in raw.items() if key != "prediction_raw"}
+        counts = {path: Counts(**values) for path, values in document_counts(raw).items()}
+        full = failures_of(document_diff(spec, case.expected_output, got, case.name).leaves)
+        found = counted_failures(spec, counts, case.expected_output, got)
+        assert found == full, case.name
+        below += any(BELOW in kinds for path, kinds in found.items() if "." in path)
+    assert below >= 40  # the leaves of below-threshold items were counted, not skipped
 
 
 def test_an_output_that_does_not_validate_is_one_unreadable_entry():
