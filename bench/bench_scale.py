@@ -19,6 +19,10 @@ floor, measured in the same interleaved rounds:
   files, scoring, printing the tables, writing `--out`), in one process, with `--workers 2` and
   with `--cluster local` (2 Dask workers), engine start-up included, the size rule deciding (a
   run too small is scored in one process; the rows say where each ran);
+- the command writing the compact `--results` file instead, in one process and with `--workers 2`:
+  the file's failures by kind are work the loop does not do (each document with a list item below
+  the threshold has its lists matched again), so these rows show what that costs, and what the
+  workers gain on a run that carries it;
 - the same two with `--fan-out always`: what the workers give when the rule keeps a run here;
 - the sped-up loop split in two halves, each scored in a forked child with nothing sent or merged:
   the most any two processes gain on this machine, against which the workers' gain is read.
@@ -36,7 +40,8 @@ against `import pydantic, stickler`,
 and the peak resident memory (`VmHWM`) of `python -m helpers.commands.score` on 1,000 documents of 20
 items to a compact results file, in one process and with `--workers 2`.
 
-Exit code 1 if any report differs from the bare loop's scores or from stickler as shipped.
+Exit code 1 if any report differs from the bare loop's scores or from stickler as shipped, or the
+results file the workers wrote differs from the one-process file by a byte.
 """
 
 from __future__ import annotations
@@ -72,6 +77,8 @@ FAST_LOOP = "bare loop, stickler sped up"
 READ_FLOOR = "read both files + loop"
 READ_FAST = "read both files + sped-up loop"
 COMMAND = "score command, one process"
+RESULTS = "score command, one process, --results"
+RESULTS_FANNED = "--workers 2, --results"
 HALVES = "sped-up loop, 2 forked halves"
 FANNED = {
     "--workers 2": ["--workers", "2"],
@@ -205,15 +212,15 @@ def runs_for(pairs: list, folder: Path, engines: dict, runner: ClusterRunner) ->
     def read_and_fast_loop():
         loop(read())
 
-    def command(name, extra):
+    def command(name, extra, output="--out"):
         def run():
             out, printed, seconds = folder / "run.json", io.StringIO(), None
             if "--cluster" in extra:
-                code, wall, cpu, text = runner.run([*argv, *extra, "--out", str(out)])
+                code, wall, cpu, text = runner.run([*argv, *extra, output, str(out)])
                 printed.write(text)
                 seconds = (wall, cpu)
             else:
-                code = score_main([*argv, *extra, "--out", str(out)], out=printed)
+                code = score_main([*argv, *extra, output, str(out)], out=printed)
             if code != 0:
                 raise SystemExit(f"the score command failed:\n{printed.getvalue()}")
             kept[name] = out.read_text()
@@ -231,6 +238,10 @@ def runs_for(pairs: list, folder: Path, engines: dict, runner: ClusterRunner) ->
         COMMAND: command(COMMAND, []),
     }
     runs |= {name: command(name, extra) for name, extra in FANNED.items()}
+    runs |= {
+        RESULTS: command(RESULTS, [], "--results"),
+        RESULTS_FANNED: command(RESULTS_FANNED, FANNED["--workers 2"], "--results"),
+    }
     return kept, runs
 
 
@@ -287,7 +298,7 @@ def _print_size(items: int, count: int, runs: dict, wall: dict, cpu: dict, engin
     floor_cpu = median(cpu[FLOOR])
     for name in runs:
         work = median(cpu[name])
-        where = f"  [{engines[name]}]" if name in FANNED else ""
+        where = f"  [{engines[name]}]" if name in FANNED or name == RESULTS_FANNED else ""
         ratio = ratio_spread(wall[name], floor) if name != FLOOR else ""
         print(f"  {name:<38} {spread(wall[name]):>20}  {ratio:>18}  {work:6.2f}  {work / floor_cpu:11.2f}x{where}")
     print(
@@ -298,12 +309,13 @@ def _print_size(items: int, count: int, runs: dict, wall: dict, cpu: dict, engin
         f"  2 forked halves of the sped-up loop, nothing sent: {ratio_spread(wall[FAST_LOOP], wall[HALVES])} "
         "as fast as that loop in one process (what two processes can gain on this machine)"
     )
-    for label in FANNED:
-        faster = [one / fanned for one, fanned in zip(wall[COMMAND], wall[label], strict=True)]
+    for label, one in [(label, COMMAND) for label in FANNED] + [(RESULTS_FANNED, RESULTS)]:
+        faster = [single / fanned for single, fanned in zip(wall[one], wall[label], strict=True)]
         print(
-            f"  {label}: {median(wall[COMMAND]) / median(wall[label]):.2f}x as fast as one process "
+            f"  {label}: {median(wall[one]) / median(wall[label]):.2f}x as fast as one process "
             f"(per round {min(faster):.2f}-{max(faster):.2f})"
         )
+    print(f"  --results: {ratio_spread(wall[RESULTS], wall[COMMAND])} of the command writing --out (failures by kind)")
 
 
 def _check(pairs: list, kept: dict, engines: dict) -> bool:
@@ -320,6 +332,9 @@ def _check(pairs: list, kept: dict, engines: dict) -> bool:
         if _sessionless(json.loads(kept[name])) != expected:
             print(f"  THE REPORT DIFFERS: {name} [{engines.get(name, 'one process')}]")
             same = False
+    if kept[RESULTS_FANNED] != kept[RESULTS]:
+        print(f"  THE RESULTS FILE DIFFERS: {RESULTS_FANNED} [{engines[RESULTS_FANNED]}] from one process")
+        same = False
     return same
 
 
