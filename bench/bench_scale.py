@@ -86,6 +86,8 @@ FANNED = {
     "--workers 2, --fan-out always": ["--workers", "2", "--fan-out", "always"],
     "--cluster local (2), --fan-out always": ["--cluster", "local", "--workers", "2", "--fan-out", "always"],
 }
+# Each row that may fan out, and the one-process row its gain is read against.
+ONE_PROCESS = {label: COMMAND for label in FANNED} | {RESULTS_FANNED: RESULTS}
 
 
 def write_files(pairs: list, folder: Path) -> tuple[Path, Path]:
@@ -298,7 +300,7 @@ def _print_size(items: int, count: int, runs: dict, wall: dict, cpu: dict, engin
     floor_cpu = median(cpu[FLOOR])
     for name in runs:
         work = median(cpu[name])
-        where = f"  [{engines[name]}]" if name in FANNED or name == RESULTS_FANNED else ""
+        where = f"  [{engines[name]}]" if name in ONE_PROCESS else ""
         ratio = ratio_spread(wall[name], floor) if name != FLOOR else ""
         print(f"  {name:<38} {spread(wall[name]):>20}  {ratio:>18}  {work:6.2f}  {work / floor_cpu:11.2f}x{where}")
     print(
@@ -309,12 +311,8 @@ def _print_size(items: int, count: int, runs: dict, wall: dict, cpu: dict, engin
         f"  2 forked halves of the sped-up loop, nothing sent: {ratio_spread(wall[FAST_LOOP], wall[HALVES])} "
         "as fast as that loop in one process (what two processes can gain on this machine)"
     )
-    for label, one in [(label, COMMAND) for label in FANNED] + [(RESULTS_FANNED, RESULTS)]:
-        faster = [single / fanned for single, fanned in zip(wall[one], wall[label], strict=True)]
-        print(
-            f"  {label}: {median(wall[one]) / median(wall[label]):.2f}x as fast as one process "
-            f"(per round {min(faster):.2f}-{max(faster):.2f})"
-        )
+    for label, one in ONE_PROCESS.items():
+        print(f"  {label}: {ratio_spread(wall[one], wall[label])} as fast as one process")
     print(f"  --results: {ratio_spread(wall[RESULTS], wall[COMMAND])} of the command writing --out (failures by kind)")
 
 
