@@ -1,12 +1,16 @@
 """Record your agent's exchanges into a cassette folder, live, one exchange file per case.
 
     python -m helpers.commands.record --schema M:Class --cases CASES.jsonl --task M:function --cassettes DIR \
-        [--only NAME ...] [--model M:function] [--match-on PART,...] [--max-calls N]
+        [--only NAME ...] [--record-mode all|missing|stale] [--concurrency N] [--model M:function] \
+        [--match-on PART,...] [--max-calls N]
 
-Runs `task(case, model)` for each case (or each `--only` case) with a recording wrapper around
-the live model, and writes `DIR/<case name>.json` for each case that succeeded: every request the
-agent sent and every event that came back. `make record` is this command applied to the bundled
-offline invoice.
+Runs `task(case, model)` for each case the record mode selects (of the `--only` cases, or all)
+with a recording wrapper around the live model, up to `--concurrency` cases at once, and writes
+`DIR/<case name>.json` for each case that succeeded: every request the agent sent and every
+event that came back. `--record-mode missing` records only cases with no cassette; `stale` also
+those whose cassette a replay would refuse, found by replaying every cassette first, offline. A
+throttled provider slows the whole run down instead of failing cases. `make record` is this
+command applied to the bundled offline invoice.
 
 The model is Bedrock unless `--model module:function` names a factory returning any Strands
 Model. For Bedrock, credentials come from the profile in AWS_PROFILE (or any source boto3
@@ -38,6 +42,8 @@ EXIT_BAD_INPUT = exits.BAD_INPUT
 DEFAULT_MATCH_ON = ("system", "tools", "tool_choice", "output_schema", "messages")
 MATCH_PARTS = ("system", "tools", "tool_choice", "output_schema", "messages", "user_text")
 DEFAULT_MAX_CALLS = 12
+RECORD_MODES = ("all", "missing", "stale")  # helpers.exchanges.recorder.RECORD_MODES
+DEFAULT_CONCURRENCY = 4  # helpers.exchanges.recorder.DEFAULT_CONCURRENCY, which says why
 REQUIRED = {"strands": "strands-agents", "boto3": "boto3", "botocore": "botocore", "pydantic": "pydantic"}
 
 
@@ -59,6 +65,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--task", required=True, help="the task function task(case, model), as module:function")
     parser.add_argument("--cassettes", required=True, type=Path, help="the cassette folder (created if absent)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="record only these cases (default: every case)")
+    parser.add_argument(
+        "--record-mode",
+        choices=RECORD_MODES,
+        default="all",
+        help="all: every selected case (default); missing: cases with no cassette; stale: those and every case "
+        "whose cassette a replay would refuse",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=DEFAULT_CONCURRENCY,
+        help=f"cases in flight at once (default {DEFAULT_CONCURRENCY})",
+    )
     parser.add_argument(
         "--model",
         metavar="MODULE:FUNCTION",
@@ -110,7 +129,8 @@ def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out
     if missing:
         print(exits.missing_dependency(", ".join(missing)), file=err)
         return EXIT_MISSING_DEPENDENCY
-    from helpers.exchanges.recorder import record_cases, record_command
+    from helpers.exchanges.record_options import RecordOptions, record_command
+    from helpers.exchanges.recorder import record_cases
     from helpers.harness.cases import CaseFileError, load_cases
     from helpers.harness.schema import SchemaError, load_schema, load_task
     from helpers.outputs import OutputError
@@ -130,6 +150,7 @@ def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out
     from helpers.exchanges.provenance import model_id as model_id_of
     from helpers.services.bedrock import MODEL_ID
 
+    options = RecordOptions(model=args.model, match_on=tuple(args.match_on.split(",")), max_calls=args.max_calls)
     model_id = model_id_of(model) or (args.model_id or MODEL_ID if args.model is None else "(no model id)")
     return record_cases(
         schema,
@@ -138,12 +159,15 @@ def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out
         args.cassettes,
         model=model,
         model_id=model_id,
-        record_command=record_command(args.schema, args.cases, args.task, args.cassettes, args.model),
+        record_command=record_command(args.schema, args.cases, args.task, args.cassettes, options),
         only=args.only,
         out=out,
         err=err,
-        match_on=args.match_on.split(","),
+        match_on=options.match_on,
         max_calls=args.max_calls,
+        model_option=args.model,
+        record_mode=args.record_mode,
+        concurrency=args.concurrency,
     )
 
 
@@ -169,6 +193,8 @@ def check_cassette_outputs(args: argparse.Namespace, names: Sequence[str]) -> No
 
 def _option_problem(args: argparse.Namespace) -> str | None:
     """The first option that is out of range or contradicts another, as a message with the fix."""
+    if args.concurrency < 1:
+        return f"--concurrency {args.concurrency}: at least one case must be in flight; pass a count such as 4."
     if args.max_calls < 1:
         return f"--max-calls {args.max_calls}: a case needs at least one model call; pass a count such as 12."
     unknown = [part for part in args.match_on.split(",") if part not in MATCH_PARTS]

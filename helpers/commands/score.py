@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from functools import partial
@@ -34,13 +35,15 @@ from helpers.errors import EvalError
 from helpers.files import WriteError, one_step
 
 if TYPE_CHECKING:
-    from strands.models import Model
+    pass
 
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
 EXIT_BAD_INPUT = exits.BAD_INPUT
 EXIT_BROKEN_PIPE = exits.BROKEN_PIPE
 MODE_VARIABLE = "EVAL_NOTEBOOKS_MODE"  # helpers.mode.ENV_VAR, which tests set to replay
+DEFAULT_CONCURRENCY = 4  # live cases in flight: helpers.exchanges.recorder.DEFAULT_CONCURRENCY, which says why
+HARNESS_WORKERS = 10  # Experiment.run_evaluations_async's own default, for a replay
 
 
 class BadInput(EvalError, ValueError):
@@ -59,7 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--model",
         metavar="MODULE:FUNCTION",
-        help="with --mode live: a function returning the Strands Model to call (default: Bedrock)",
+        help="a function returning the Strands Model: the one called with --mode live (default: Bedrock); in a "
+        "replay, the one each cassette's model and settings are checked against (building it opens no connection)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        help="cases in flight at once (default 4 live, the harness's 10 in a replay)",
     )
     parser.add_argument("--out", type=Path, help="where to write the saved report (JSON); --results can replace it")
     parser.add_argument(
@@ -93,7 +102,7 @@ def _main(argv: list[str] | None, out: TextIO, err: TextIO) -> int:
         with one_step():  # --out and --results: both written, or neither
             report = run(args, mode, out, err)
     except BadInput as exc:
-        print(f"{exc} Nothing was written.", file=err)
+        print(f"{exc}{chr(10) if chr(10) in str(exc) else ' '}Nothing was written.", file=err)
         return EXIT_BAD_INPUT
     except outputs.OutputError as exc:
         print(f"{exc}. Nothing was written.", file=err)
@@ -119,15 +128,17 @@ def check_arguments(args: argparse.Namespace) -> str | None:
         raise BadInput(f"--match-threshold {args.match_threshold} is outside [0, 1]; pass a score such as 0.7.")
     _need_file(args.cases, "--cases", "the JSONL case file")
     if args.predictions is not None:
-        if args.cassettes is not None or args.mode is not None or args.model is not None:
-            raise BadInput("--cassettes, --mode and --model go with --task; scoring --predictions runs no agent.")
+        if any(value is not None for value in (args.cassettes, args.mode, args.model, args.concurrency)):
+            raise BadInput(
+                "--cassettes, --mode, --model and --concurrency go with --task; scoring --predictions runs no agent."
+            )
         _need_file(args.predictions, "--predictions", "the JSONL predictions file")
         mode = None
     else:
         mode = args.mode or "replay"
         forced = os.environ.get(MODE_VARIABLE, "").strip().lower()
-        if args.model is not None and mode != "live":
-            raise BadInput("--model names the live model; it goes with --mode live (a replay needs no model).")
+        if args.concurrency is not None and args.concurrency < 1:
+            raise BadInput(f"--concurrency {args.concurrency}: at least one case must be in flight; pass 4.")
         if mode == "live" and forced == "replay":
             raise BadInput(f"--mode live, but {MODE_VARIABLE}=replay forbids live calls; unset it to call Bedrock.")
         if mode == "replay":
@@ -168,7 +179,7 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO, err: TextIO) ->
             print(f"Scoring {len(cases)} case(s) from {args.predictions}.", file=out)
         else:
             assert mode is not None  # check_arguments gives every --task run its mode
-            task, problems = agent_task(load_task(args.task), schema, args, mode, cases, out)
+            agent = AgentRun(load_task(args.task), schema, args, mode, cases, out)
     except (SchemaError, CaseFileError, FixtureError) as exc:
         raise BadInput(str(exc).rstrip(".") + ".") from exc
     outputs.refuse_overlap(_outputs(args), _run_inputs(args, cases))  # the modules are known once imported
@@ -178,11 +189,10 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO, err: TextIO) ->
     if args.predictions is not None:
         report = score_stored(cases, predictions, evaluator)  # the harness's report, scored in this thread
     else:
-        report = score_task_sync(cases, task, evaluator)  # the one scoring step
-        if problems:
-            from helpers.harness.tasks import said_once
-
-            raise BadInput(f"The {mode} run did not complete: " + said_once(problems, [c.name for c in cases]))
+        report = score_task_sync(cases, agent.task, evaluator, max_workers=agent.concurrency)  # the one scoring step
+        agent.finish()
+        agent.refuse_if_incomplete()
+        print(f"Model use: {agent.usage().describe()}.", file=out)
     if args.results is not None:
         scale.write_results(report, args, out)
     if args.out is not None:
@@ -190,50 +200,157 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO, err: TextIO) ->
     return report
 
 
-def agent_task(
-    user_task: Callable[[Any, Any], Any], schema: Any, args: argparse.Namespace, mode: str, cases: list, out: TextIO
-) -> tuple[Callable[[Any], dict[str, Any]], list[tuple[str, str]]]:
-    """The harness task around `task(case, model)` with this run's models, and its problems list.
+class AgentRun:
+    """The harness task around `task(case, model)` with this run's models, and what it found on the way.
 
-    Every cassette is checked before any agent runs.
+    In a replay every cassette is checked before any agent runs (and, given `--model`, its model and
+    settings against that model's); a refused cassette does not stop the others, so every stale case
+    is listed at once, with the one `record` command that re-records exactly them.
     """
-    from helpers.exchanges.cassettes import Cassettes
-    from helpers.exchanges.provenance import describe_origins
-    from helpers.exchanges.recorder import record_command
-    from helpers.harness.tasks import checked_task
 
-    models: dict[str, Callable[[], Model]]  # a fresh model per case
-    if mode == "live":
+    def __init__(
+        self,
+        user_task: Callable[[Any, Any], Any],
+        schema: Any,
+        args: argparse.Namespace,
+        mode: str,
+        cases: list,
+        out: TextIO,
+    ) -> None:
+        from helpers.exchanges.live_progress import CaseProgress
+        from helpers.harness.tasks import checked_task
+
+        self.args, self.mode, self.names = args, mode, [case.name for case in cases]
+        self.stale: dict[str, str] = {}
+        self.exchanges: dict[str, Any] = {}
+        self.recorders: dict[str, Any] = {}
+        self.progress = CaseProgress(len(cases), sys.stderr, what="scored live")
+        models = self._live(args, cases, out) if mode == "live" else self._replays(args, schema, cases, out)
+        self.concurrency = args.concurrency or (DEFAULT_CONCURRENCY if mode == "live" else HARNESS_WORKERS)
+        self.task, self.problems = checked_task(
+            self._counted(user_task) if mode == "live" else user_task, schema, models
+        )
+
+    def _live(self, args: argparse.Namespace, cases: list, out: TextIO) -> dict[str, Callable[[], Any]]:
         from helpers.exchanges.recording import RecordingModel
+        from helpers.exchanges.throttle import SharedBackoff
         from helpers.services.models import describe_live
 
-        model = _live_model(args.model)
+        model, backoff = _live_model(args.model), SharedBackoff()  # one back-off for every case in flight
         print(f"Scoring {len(cases)} case(s) live with {describe_live(model)}.", file=out)
-        models = {case.name: partial(RecordingModel, model) for case in cases}  # bounds each case's calls
-    else:
+
+        def recorder(name: str) -> Any:  # a fresh one per case, which bounds its calls and keeps its usage
+            self.recorders[name] = RecordingModel(model, backoff=backoff)
+            return self.recorders[name]
+
+        return {case.name: partial(recorder, case.name) for case in cases}
+
+    def _counted(self, user_task: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        def task(case: Any, model: Any) -> Any:
+            self.progress.start()
+            ok = False
+            try:
+                output = user_task(case, model)
+                ok = True
+                return output
+            finally:
+                self.progress.end(ok)
+
+        return task
+
+    def _replays(self, args: argparse.Namespace, schema: Any, cases: list, out: TextIO) -> dict[str, Callable[[], Any]]:
+        from helpers.exchanges.cassettes import Cassettes
+        from helpers.exchanges.provenance import describe_origins
+        from helpers.exchanges.record_options import record_command
+        from helpers.exchanges.stale import check_cassette
+
+        given = _live_model(args.model, live=False) if args.model is not None else None  # building a provider opens no socket
         command = record_command(args.schema, args.cases, args.task, args.cassettes)
-        names = [case.name for case in cases]
-        cassettes = Cassettes(
-            args.cassettes, names, tool_name=schema.__name__, record_command=command, output_model=schema
+        self.cassettes = Cassettes(
+            args.cassettes, self.names, tool_name=schema.__name__, record_command=command, output_model=schema
         )
-        exchanges = cassettes.load_all()
+        for name in self.names:
+            exchange, reason = check_cassette(self.cassettes, name, model=given)
+            if exchange is not None:
+                self.exchanges[name] = exchange
+            if reason is not None:
+                self.stale[name] = reason
+        checked = (
+            f"each cassette's model and settings checked against --model {args.model}"
+            if given is not None
+            else "model settings not checked (pass --model to check them)"
+        )
         print(
-            f"Scoring {len(cases)} case(s) by replaying {args.cassettes}{describe_origins(exchanges.values())}.",
+            f"Scoring {len(cases)} case(s) by replaying {args.cassettes}"
+            f"{describe_origins(self.exchanges.values())}; {checked}.",
             file=out,
         )
-        models = {name: partial(cassettes.replay, name, exchange) for name, exchange in exchanges.items()}
+        fresh = {name: exchange for name, exchange in self.exchanges.items() if name not in self.stale}
+        return {name: partial(self.cassettes.replay, name, exchange) for name, exchange in fresh.items()}
 
-    return checked_task(user_task, schema, models)
+    def finish(self) -> None:
+        self.progress.close()
+        for name, problem in list(self.problems.items()):
+            if problem.stale:
+                self.stale[name] = problem.reason
+                del self.problems[name]
+
+    def refuse_if_incomplete(self) -> None:
+        """Raise `BadInput` listing every stale case (grouped by reason) and every task problem."""
+        from helpers.exchanges.stale import grouped
+        from helpers.harness.tasks import said_once
+
+        if not self.stale and not self.problems:
+            return
+        lines = [f"The {self.mode} run did not complete."]
+        if self.stale:
+            lines.append(f"{len(self.stale)} of {len(self.names)} case(s) would be refused by their cassettes:")
+            lines += [f"  {line}" for line in grouped(self.stale, self.names)]
+            lines += self._fix_lines()
+        if self.problems:
+            lines.append(said_once(self.problems, self.names))
+        raise BadInput("\n".join(lines))
+
+    def _fix_lines(self) -> list[str]:
+        """The `record --record-mode stale` command(s) that re-record exactly the stale cases, with their options."""
+        from helpers.exchanges.record_options import RecordOptions, record_command
+
+        known = [RecordOptions.of(exchange) for exchange in self.exchanges.values()]
+        fallback = known[0] if known else RecordOptions(model=self.args.model)
+        groups: dict[RecordOptions, list[str]] = {}
+        for name in self.stale:
+            exchange = self.exchanges.get(name)
+            groups.setdefault(RecordOptions.of(exchange) if exchange else fallback, []).append(name)
+        lines = ["Re-record exactly those with:"]
+        for options, names in groups.items():
+            command = record_command(
+                self.args.schema, self.args.cases, self.args.task, self.args.cassettes, options, record_mode="stale"
+            )
+            lines.append(
+                f"  {command}" + (" --only " + " ".join(shlex.quote(n) for n in names) if len(groups) > 1 else "")
+            )
+        return lines
+
+    def usage(self) -> Any:
+        """What the run's model calls cost: read from the cassettes in a replay, measured live otherwise."""
+        from helpers.exchanges.usage import Usage, events_usage, exchange_usage, total
+
+        if self.mode == "live":
+            return total(
+                events_usage(call["events"] for call in recorder.calls) + Usage(seconds=recorder.seconds)
+                for recorder in self.recorders.values()
+            )
+        return total(exchange_usage(exchange) for exchange in self.exchanges.values())
 
 
-def _live_model(factory: str | None) -> Any:
+def _live_model(factory: str | None, live: bool = True) -> Any:
     from helpers.services.bedrock import CredentialsError
     from helpers.services.models import ModelFactoryError, bedrock_model, model_from_factory
 
     try:
         return model_from_factory(factory) if factory is not None else bedrock_model(None, None)[0]
     except (CredentialsError, ModelFactoryError) as exc:
-        raise BadInput(f"--mode live: {exc}.") from exc
+        raise BadInput(f"--mode live: {exc}." if live else f"{exc}.") from exc
 
 
 def _outputs(args: argparse.Namespace) -> dict[str, Path]:

@@ -20,6 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from helpers.exchanges.fixtures import PROMPT_HASH_KEY, Exchange, FixtureError, load_exchange
+from helpers.exchanges.record_options import RecordOptions
 from helpers.exchanges.replay import ReplayModel
 
 # Long enough for any sensible case name; short enough for every file system's name limit.
@@ -86,9 +87,10 @@ class Cassettes:
         self.record_command = record_command
         self.output_model = output_model
 
-    def command_for(self, case_name: str) -> str:
-        """The exact command that (re-)records one case's cassette."""
-        return f"{self.record_command} --only {_shell_quote(case_name)}"
+    def command_for(self, case_name: str, exchange: Exchange | None = None) -> str:
+        """The exact command that (re-)records one case's cassette, with the options it was recorded with."""
+        options = RecordOptions.of(exchange).args() if exchange is not None else []
+        return " ".join([self.record_command, *map(_shell_quote, options), "--only", _shell_quote(case_name)])
 
     def load(self, case_name: str) -> Exchange:
         """The validated exchange of `case_name`, which must be bound to a prompt.
@@ -105,6 +107,7 @@ class Cassettes:
                 "(replay never falls back to the network)"
             )
         exchange = load_exchange(path, tool_name=self.tool_name, record_command=command, output_model=self.output_model)
+        command = self.command_for(case_name, exchange)
         if exchange.format == 1 and exchange.prompt_sha256 is None:
             raise CassetteError(
                 f"{exchange.label}: field 'provenance.{PROMPT_HASH_KEY}' is missing, so the cassette is bound to "
@@ -119,9 +122,8 @@ class Cassettes:
 
     def replay(self, case_name: str, exchange: Exchange | None = None) -> ReplayModel:
         """A fresh `ReplayModel` of the case's exchange, which refuses any request it was not recorded for."""
-        return ReplayModel(
-            exchange or self.load(case_name), record_command=self.command_for(case_name), output_tool=self.tool_name
-        )
+        exchange = exchange or self.load(case_name)
+        return ReplayModel(exchange, record_command=self.command_for(case_name, exchange), output_tool=self.tool_name)
 
 
 def _shell_quote(text: str) -> str:

@@ -107,3 +107,99 @@ def describe_origins(exchanges: Any) -> str:
         through = sum(bool(exchange.endpoint) for exchange in exchanges)
         notes.append(f"{through} recorded through {', '.join(endpoints)} (a local or overridden endpoint)")
     return "".join(f", {note}" for note in notes)
+
+
+# A setting is left out of a cassette when a word of its name says it may hold a secret, or when its
+# name says it is where the provider is reached (the endpoint is kept, as host:port, by `endpoint_host`).
+SECRET_WORDS = frozenset(
+    {"key", "apikey", "secret", "password", "passwd", "token", "credential", "credentials", "auth"}
+    | {"authorization", "bearer", "cookie", "session", "signature", "headers"}
+)
+ENDPOINT_WORDS = frozenset({"url", "host", "endpoint", "uri"})
+
+
+def model_settings(model: Any) -> dict[str, Any]:
+    """The parameters the provider was configured with (`get_config()`), safe to write into a cassette.
+
+    `model_id` is recorded apart. A setting is kept only when its value is plain JSON (text,
+    numbers, true/false, null, lists and objects of them: a client object or a callable is not a
+    setting a replay can compare) and no word of its name is a secret's (`SECRET_WORDS`: `api_key`,
+    `aws_session_token`, ...) or an address's (`ENDPOINT_WORDS`: `base_url`, `host`). Words are split
+    at `_`, `-` and case changes, so `max_tokens` is kept and `apiKey` is not; a text holding `://`
+    (a URL, where tokens hide in queries) is left out too.
+    """
+    try:
+        config = model.get_config()
+    except Exception:  # a provider whose config cannot be read records no settings
+        return {}
+    if not isinstance(config, dict):
+        config = getattr(config, "__dict__", {})
+    return _plain({key: value for key, value in config.items() if key != "model_id"})
+
+
+def _plain(value: Any) -> Any:
+    """`value` with every secret, address, URL and non-JSON value left out (`_DROP` when nothing is left)."""
+    if isinstance(value, dict):
+        kept = {}
+        for key, item in value.items():
+            if not isinstance(key, str) or _name_words(key) & (SECRET_WORDS | ENDPOINT_WORDS):
+                continue
+            plain = _plain(item)
+            if plain is not _DROP:
+                kept[key] = plain
+        return kept
+    if isinstance(value, (list, tuple)):
+        items = [_plain(item) for item in value]
+        return [item for item in items if item is not _DROP]
+    if isinstance(value, str):
+        return _DROP if "://" in value else value
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else _DROP
+    return _DROP
+
+
+_DROP = object()
+
+
+def _name_words(name: str) -> set[str]:
+    spaced = "".join(f"_{char}" if char.isupper() else char for char in name)
+    return {word.lower() for word in spaced.replace("-", "_").split("_") if word}
+
+
+def setting_differences(recorded: dict[str, Any], given: dict[str, Any]) -> list[str]:
+    """Each setting that differs, as `path: recorded X, given Y` (dotted paths for nested settings)."""
+    lines: list[str] = []
+    for key in list(recorded) + [key for key in given if key not in recorded]:
+        old, new = recorded.get(key, _ABSENT), given.get(key, _ABSENT)
+        if isinstance(old, dict) and isinstance(new, dict):
+            lines += [f"{key}.{line}" for line in setting_differences(old, new)]
+        elif old != new or isinstance(old, bool) != isinstance(new, bool):  # 0 and 0.0 are one temperature
+            lines.append(f"{key}: recorded {_shown(old)}, given {_shown(new)}")
+    return lines
+
+
+_ABSENT = object()
+
+
+def _shown(value: Any) -> str:
+    import json
+
+    return "nothing" if value is _ABSENT else json.dumps(value, ensure_ascii=False)
+
+
+def model_differences(provenance: dict[str, Any], model: Any) -> list[str]:
+    """How the model a replay is given differs from the one a cassette was recorded from, setting by setting.
+
+    Empty when they agree. A cassette recorded before settings were kept is compared on its
+    provider and model id only.
+    """
+    given = describe_model(model)
+    lines = []
+    for key in ("provider", "model_id"):
+        if provenance.get(key) and given[key] and provenance[key] != given[key]:
+            lines.append(f"{key}: recorded {provenance[key]}, given {given[key]}")
+    if isinstance(provenance.get("settings"), dict):
+        lines += setting_differences(provenance["settings"], model_settings(model))
+    return lines

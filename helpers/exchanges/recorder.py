@@ -1,23 +1,41 @@
-"""The general recorder: run a task live on each case and write its cassette, case by case.
+"""The general recorder: run a task live on the cases that need it and write their cassettes.
 
 `record_cases` is what `python -m helpers.commands.record` runs once its arguments, files and
 model are checked, and what an example's own refresh command (`walkthroughs.fcc.record`) runs on
-its staged cases; `record_command` is the command line that re-records a cassette folder, named
-in each cassette's provenance and in every replay error.
+its staged cases. Which cases it records is the record mode, as vcrpy users know them: `all`,
+`missing` (no cassette yet) or `stale` (no cassette, or one a replay would refuse:
+`helpers.exchanges.stale`). Up to `concurrency` cases are in flight at once, each in a thread of
+its own, its calls in order; a throttled provider pauses them all (`helpers.exchanges.throttle`).
+Only this thread writes: each cassette as its case succeeds, atomically, so Ctrl-C or a failure
+later on keeps what already succeeded and leaves nothing half-written.
 """
 
 from __future__ import annotations
 
-import shlex
+import io
+import queue
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from helpers.commands import exits
-from helpers.exchanges.cassettes import CassetteError, cassette_paths
-from helpers.exchanges.recording import DEFAULT_MAX_CALLS, EXIT_AGENT_FAILED, capture_task, commit_fixture
+from helpers.exchanges.cassettes import CassetteError, Cassettes, cassette_paths
+from helpers.exchanges.live_progress import CaseProgress
+from helpers.exchanges.record_options import DEFAULT_MAX_CALLS, RecordOptions, record_command
+from helpers.exchanges.recording import EXIT_AGENT_FAILED, RecordingModel, capture_task, commit_fixture
+from helpers.exchanges.stale import grouped, stale_cases
+from helpers.exchanges.throttle import SharedBackoff
+from helpers.exchanges.usage import Usage, data_usage
 from helpers.formats.exchange import DEFAULT_MATCH_ON
+
+__all__ = ["RECORD_MODES", "DEFAULT_CONCURRENCY", "record_cases", "record_command"]
+
+RECORD_MODES = ("all", "missing", "stale")
+# Cases in flight by default: enough to hide a few seconds of latency per call, and few enough to stay
+# inside the default request quotas of the usual providers (a throttled run slows down; it does not fail).
+DEFAULT_CONCURRENCY = 4
 
 
 def record_cases(
@@ -34,12 +52,15 @@ def record_cases(
     err: TextIO | None = None,
     match_on: Sequence[str] = DEFAULT_MATCH_ON,
     max_calls: int = DEFAULT_MAX_CALLS,
+    model_option: str | None = None,
+    record_mode: str = "all",
+    concurrency: int = 1,
 ) -> int:
-    """Record each case (or each `only` case) through `model` into its cassette; returns the exit code.
+    """Record the cases the mode selects (of each `only` case, or all) through `model`; returns the exit code.
 
-    Each case is captured, then written atomically, before the next one runs, so a failure later
-    on keeps what already succeeded; a failed case leaves its cassette byte for byte. Paths that
-    would collide are refused before anything runs.
+    Each case is captured, then written atomically as it succeeds, so a failure later on keeps
+    what already succeeded; a failed case leaves its cassette byte for byte. Paths that would
+    collide are refused before anything runs.
 
     Args:
         schema: The pydantic output model.
@@ -49,6 +70,10 @@ def record_cases(
         record_command: Named in each cassette's provenance note and in replay errors.
         match_on: The request parts a replay of these cassettes must match.
         max_calls: The model calls one case may make.
+        model_option: The `--model` factory that built `model` (None: the default Bedrock model), kept
+            in each cassette so that a fix line re-records from the same provider.
+        record_mode: `all`, `missing` or `stale` (`RECORD_MODES`).
+        concurrency: Cases in flight at once.
         out: Where progress and each recording's review are printed (standard output).
         err: Where refusals and each failed case are printed (standard error).
     """
@@ -67,48 +92,166 @@ def record_cases(
         )
         return exits.BAD_INPUT
     selected = [case for case in cases if not only or case.name in only]
-    note = (
-        f"Recorded from {model_id} by `{record_command}`: the requests are what the agent sent and the events "
-        "exactly what the provider streamed."
-    )
-    failures: list[tuple[str, int]] = []
-    for case in selected:
-        path = paths[case.name]
-        captured = capture_task(
-            task,
-            case,
-            model,
-            schema,
-            source=str(path),
-            model_id=model_id,
-            note=note,
-            label=case.name,
-            err=err,
-            match_on=match_on,
-            max_calls=max_calls,
+    chosen = _chosen(record_mode, selected, schema, task, cassettes, record_command, model, match_on, out, err)
+    if not chosen:
+        print(
+            f"Nothing to record: every selected cassette in {cassettes} is up to date ({record_mode} mode).", file=out
         )
+        return exits.OK
+    run = _Run(schema, task, model, model_id, record_command, match_on, max_calls, model_option, err)
+    return run.record(chosen, paths, cassettes, concurrency, out)
+
+
+def _chosen(
+    record_mode: str,
+    selected: list[Any],
+    schema: Any,
+    task: Callable[[Any, Any], Any],
+    cassettes: Path | str,
+    command: str,
+    model: Any,
+    match_on: Sequence[str],
+    out: TextIO,
+    err: TextIO,
+) -> list[Any]:
+    """The cases the mode records, in case order; a stale search prints what it found and why."""
+    if record_mode == "all":
+        return selected
+    folder = Cassettes(cassettes, [case.name for case in selected], tool_name=schema.__name__, record_command=command)
+    if record_mode == "missing":
+        return [case for case in selected if not folder.paths[case.name].is_file()]
+    stale, broken = stale_cases(task, schema, selected, folder, model=model, match_on=match_on)
+    order = [case.name for case in selected]
+    fresh = len(selected) - len(stale) - len(broken)
+    print(f"Replayed {len(selected)} cassette(s) offline: {fresh} up to date, {len(stale)} stale.", file=out)
+    for line in grouped(stale, order):
+        print(f"  stale: {line}", file=out)
+    for line in grouped(broken, order):
+        print(f"  not re-recorded, the task itself fails on its replay: {line}", file=err)
+    return [case for case in selected if case.name in stale]
+
+
+class _Run:
+    """One recording run: the cases go out to worker threads, and come back here to be written."""
+
+    def __init__(
+        self,
+        schema: Any,
+        task: Callable[[Any, Any], Any],
+        model: Any,
+        model_id: str,
+        command: str,
+        match_on: Sequence[str],
+        max_calls: int,
+        model_option: str | None,
+        err: TextIO,
+    ) -> None:
+        self.schema, self.task, self.model, self.model_id = schema, task, model, model_id
+        self.match_on, self.max_calls, self.err = match_on, max_calls, err
+        self.options = RecordOptions(model=model_option, match_on=tuple(match_on), max_calls=max_calls)
+        self.note = (
+            f"Recorded from {model_id} by `{command}`: the requests are what the agent sent and the events "
+            "exactly what the provider streamed."
+        )
+        self.backoff = SharedBackoff()
+        self.stop = threading.Event()
+
+    def record(
+        self, chosen: list[Any], paths: dict[str, Path], cassettes: Path | str, concurrency: int, out: TextIO
+    ) -> int:
+        jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        for case in chosen:
+            jobs.put(case)
+        results: queue.SimpleQueue[tuple[Any, Any, str, RecordingModel]] = queue.SimpleQueue()
+        progress = CaseProgress(len(chosen), self.err)
+        for _ in range(min(max(concurrency, 1), len(chosen))):  # daemon threads: Ctrl-C need not wait for them
+            threading.Thread(target=self._work, args=(jobs, results, paths, progress), daemon=True).start()
+        failures: list[tuple[str, int]] = []
+        usage = Usage()
+        try:
+            for _ in chosen:
+                case, captured, said, recorder = _next(results)
+                progress.close()
+                self.err.write(said)
+                code = self._commit(case, captured, paths[case.name], out)
+                progress.end(code == exits.OK)
+                if code != exits.OK:
+                    failures.append((case.name, code))
+                else:
+                    usage += data_usage(captured, recorder.seconds)
+        except KeyboardInterrupt:
+            self.stop.set()
+            progress.close()
+            waiting = len(chosen) - progress.done - progress.failed - progress.in_flight
+            print(
+                f"Interrupted: recorded {progress.done} of {len(chosen)} case(s) into {cassettes}; "
+                f"{progress.in_flight} in flight were abandoned and {waiting} not started, their cassettes unchanged.",
+                file=self.err,
+            )
+            return exits.INTERRUPTED
+        progress.close()
+        recorded = len(chosen) - len(failures)
+        print(f"Recorded {recorded} of {len(chosen)} case(s) into {cassettes}.", file=out)
+        if recorded:
+            print(f"They cost {usage.describe()}.", file=out)
+        if self.backoff.throttles:
+            print(
+                f"The provider throttled {self.backoff.throttles} call(s); the run paused {self.backoff.paused:.1f} s "
+                "in all and sent them again.",
+                file=out,
+            )
+        if failures:
+            print(f"Failed: {', '.join(name for name, _ in failures)} (their cassettes are unchanged).", file=self.err)
+            return failures[0][1]
+        return exits.OK
+
+    def _work(self, jobs: Any, results: Any, paths: dict[str, Path], progress: CaseProgress) -> None:
+        while not self.stop.is_set():
+            try:
+                case = jobs.get_nowait()
+            except queue.Empty:
+                return
+            progress.start()
+            said = io.StringIO()  # printed by the writing thread, so two cases' lines never interleave
+            recorder = RecordingModel(self.model, max_calls=self.max_calls, backoff=self.backoff)
+            try:
+                captured: Any = capture_task(
+                    self.task,
+                    case,
+                    self.model,
+                    self.schema,
+                    source=str(paths[case.name]),
+                    model_id=self.model_id,
+                    note=self.note,
+                    label=case.name,
+                    err=said,
+                    match_on=self.match_on,
+                    max_calls=self.max_calls,
+                    record_options=self.options,
+                    recorder=recorder,
+                )
+            except BaseException as exc:  # anything capture_task did not turn into a code still ends this case only
+                print(f"{case.name}: recording failed: {type(exc).__name__}: {exc}", file=said)
+                captured = EXIT_AGENT_FAILED
+            results.put((case, captured, said.getvalue(), recorder))
+
+    def _commit(self, case: Any, captured: Any, path: Path, out: TextIO) -> int:
         if isinstance(captured, int):
-            print(f"{case.name}: {path} was left unchanged.", file=err)
-            failures.append((case.name, captured))
-            continue
+            print(f"{case.name}: {path} was left unchanged.", file=self.err)
+            return captured
         try:
             commit_fixture(captured, path, out, label=case.name)
         except OSError as exc:  # a WriteError (a full disk, a read-only folder): the old file is whole
-            print(f"{case.name}: {exc}.", file=err)
-            print(f"{case.name}: {path} was left unchanged.", file=err)
-            failures.append((case.name, EXIT_AGENT_FAILED))
-    recorded = len(selected) - len(failures)
-    print(f"Recorded {recorded} of {len(selected)} case(s) into {cassettes}.", file=out)
-    if failures:
-        print(f"Failed: {', '.join(name for name, _ in failures)} (their cassettes are unchanged).", file=err)
-        return failures[0][1]
-    return exits.OK
+            print(f"{case.name}: {exc}.", file=self.err)
+            print(f"{case.name}: {path} was left unchanged.", file=self.err)
+            return EXIT_AGENT_FAILED
+        return exits.OK
 
 
-def record_command(schema: str, cases: Path | str, task: str, cassettes: Path | str, model: str | None = None) -> str:
-    """The command that records this cassette folder, for provenance notes and replay errors."""
-    parts = ["python", "-m", "helpers.commands.record", "--schema", schema, "--cases", str(cases)]
-    parts += ["--task", task, "--cassettes", str(cassettes)]
-    if model is not None:
-        parts += ["--model", model]
-    return shlex.join(parts)
+def _next(results: Any) -> Any:
+    """The next finished case, waiting in short steps so that Ctrl-C is seen at once."""
+    while True:
+        try:
+            return results.get(timeout=0.1)
+        except queue.Empty:
+            continue

@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import json
 import sys
+import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,17 +38,16 @@ from helpers.commands import exits
 from helpers.errors import EvalError
 from helpers.exchanges.calls import assemble, canonical_request, from_json, to_json
 from helpers.exchanges.fixtures import FixtureError, parse_exchange, prompt_sha256, save_exchange
-from helpers.exchanges.provenance import STAND_IN_FIELD, describe_model
+from helpers.exchanges.provenance import STAND_IN_FIELD, describe_model, model_settings, setting_differences
+from helpers.exchanges.record_options import DEFAULT_MAX_CALLS, RecordOptions
 from helpers.exchanges.replay import AgentLoopModel, prompt_text
+from helpers.exchanges.throttle import SharedBackoff, ThrottledError, is_throttle, retry_after
 from helpers.formats.exchange import DEFAULT_MATCH_ON, FORMAT, PROMPT_HASH_KEY
 
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
 EXIT_AGENT_FAILED = exits.BAD_INPUT
 EXIT_NO_STRUCTURED_OUTPUT = exits.NO_STRUCTURED_OUTPUT
-# Model calls one case may make: a tool run of a few rounds and the structured-output retry fit
-# many times over; a model looping on a tool it was not offered is stopped after this many.
-DEFAULT_MAX_CALLS = 12
 
 
 class ModelCallLimitError(EvalError, RuntimeError):
@@ -67,9 +67,12 @@ class RecordingModel(AgentLoopModel):
         stand_in: What a stand-in server said about itself in its stream, if one answered.
     """
 
-    def __init__(self, inner: Model, *, max_calls: int = DEFAULT_MAX_CALLS):
+    def __init__(self, inner: Model, *, max_calls: int = DEFAULT_MAX_CALLS, backoff: SharedBackoff | None = None):
         self.inner = inner
         self.max_calls = max_calls
+        self.backoff = backoff or SharedBackoff()
+        self.seconds = 0.0  # wall time of the calls, from sending to the stream's end (pauses left out)
+        self.throttled = 0  # throttled answers retried
         self.calls: list[dict[str, Any]] = []
         self.asked = 0
         self.prompt_sha256: str | None = None
@@ -100,11 +103,33 @@ class RecordingModel(AgentLoopModel):
             self.prompt_sha256 = prompt_sha256(sent) if sent is not None else None
         request = canonical_request(messages, tool_specs, system_prompt, **kwargs)
         events: list[dict[str, Any]] = []
-        async for event in self.inner.stream(messages, tool_specs, system_prompt, **kwargs):
-            events.append(to_json(copy.deepcopy(dict(event))))
-            yield event
+        while True:  # a throttled call that streamed nothing is sent again once the run's pause is over
+            sent_at = await self.backoff.wait()
+            try:
+                async for event in self.inner.stream(messages, tool_specs, system_prompt, **kwargs):
+                    events.append(to_json(copy.deepcopy(dict(event))))
+                    yield event
+            except Exception as exc:
+                self.seconds += time.monotonic() - sent_at
+                if events or not is_throttle(exc):
+                    raise
+                self._throttled(exc, sent_at)
+                continue
+            self.seconds += time.monotonic() - sent_at
+            self.backoff.succeeded()
+            break
         self._note_stand_in(events)
         self.calls.append({"request": request, "events": events, "response": assemble(from_json(events))})
+
+    def _throttled(self, exc: Exception, sent_at: float) -> None:
+        """Pause the run for a throttled call, or end the case once the call has been retried enough."""
+        if self.throttled >= self.backoff.max_retries:
+            raise ThrottledError(
+                f"the provider still throttled after {self.throttled} retries of this case's model calls, the run "
+                f"pausing {self.backoff.paused:.0f} s in all; lower --concurrency, or ask for a higher quota"
+            ) from exc
+        self.throttled += 1
+        self.backoff.throttled(sent_at, retry_after(exc))
 
     def _note_stand_in(self, events: list[dict[str, Any]]) -> None:
         for event in events:
@@ -141,8 +166,14 @@ def capture_task(
     err: TextIO | None = None,
     match_on: Sequence[str] = DEFAULT_MATCH_ON,
     max_calls: int = DEFAULT_MAX_CALLS,
+    record_options: RecordOptions | None = None,
+    recorder: RecordingModel | None = None,
 ) -> dict[str, Any] | int:
     """Run a user's `task(case, model)` through `RecordingModel` and return the exchange data; write nothing.
+
+    `record_options` go into the provenance, for the fix lines of later refusals; `recorder` is the
+    `RecordingModel` around `model` to use (one sharing a run's back-off), which the caller may read
+    afterwards (its `seconds`, `throttled`).
 
     The task builds its own `Agent(model=model, callback_handler=None)` and returns the structured
     output (a `schema` instance or a dict of its fields), which must validate against `schema`.
@@ -157,7 +188,7 @@ def capture_task(
     """
     err = err or sys.stderr
     tool_name = schema.__name__
-    recorder = RecordingModel(model, max_calls=max_calls)
+    recorder = recorder or RecordingModel(model, max_calls=max_calls)
     try:
         result = task(case, recorder)
     except Exception as exc:  # credentials, access, region, throttling, a bound reached, a bug in the task
@@ -182,6 +213,8 @@ def capture_task(
         "hand_authored": False,
         "recorded": datetime.now(UTC).isoformat(timespec="seconds"),
         "note": note,
+        "settings": model_settings(model),
+        "record_options": (record_options or RecordOptions(match_on=tuple(match_on), max_calls=max_calls)).provenance(),
     }
     if recorder.stand_in is not None:
         provenance["stand_in"] = recorder.stand_in
@@ -286,6 +319,12 @@ def describe_changes(previous: dict[str, Any] | None, new: dict[str, Any]) -> li
     for key in ("hand_authored", "provider", "model_id", "endpoint", "stand_in"):
         if old_prov.get(key) != new_prov.get(key):
             lines.append(f"provenance.{key}: {old_prov.get(key)!r} -> {new_prov.get(key)!r}")
+    if isinstance(old_prov.get("settings"), dict) and isinstance(new_prov.get("settings"), dict):
+        lines += [
+            f"provenance.settings.{line}" for line in setting_differences(old_prov["settings"], new_prov["settings"])
+        ]
+    if previous.get("match_on", list(DEFAULT_MATCH_ON)) != new.get("match_on", list(DEFAULT_MATCH_ON)):
+        lines.append(f"match_on: {previous.get('match_on', list(DEFAULT_MATCH_ON))} -> {new.get('match_on')}")
     old_name, old_payload, old_usage = _summary(previous)
     new_name, new_payload, new_usage = _summary(new)
     old_count, new_count = _call_count(previous), _call_count(new)

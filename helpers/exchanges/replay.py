@@ -106,15 +106,22 @@ class ReplayModel(AgentLoopModel):
         if self.unused_turns:
             recorded = len(self.exchange.calls)
             unit = "turns" if self.exchange.format == 1 else "model calls"
-            raise UnusedTurnsError(
-                f"{self.exchange.label}: the agent finished after {self._unit(1)} {self.turns_used}, but the exchange "
-                f"records {recorded} {unit}; {unit} {self.turns_used + 1} to {recorded} were never replayed "
-                f"(remove them, or {self._fix()} if the agent's behaviour changed)"
+            raise self._refusal(
+                UnusedTurnsError,
+                f"the agent finished after {self._unit(1)} {self.turns_used}, but the exchange records {recorded} "
+                f"{unit}; {unit} {self.turns_used + 1} to {recorded} were never replayed",
+                f"remove them, or {self._fix()} if the agent's behaviour changed",
             )
 
     def _unit(self, count: int) -> str:
         unit = "turn" if self.exchange.format == 1 else "model call"
         return unit if count == 1 else unit + "s"
+
+    def _refusal(self, kind: type[Exception], reason: str, fix: str) -> Exception:
+        """`kind` with the whole message, and `reason` alone (no file, no command) for grouping like refusals."""
+        refusal = kind(f"{self.exchange.label}: {reason}; {fix}")
+        refusal.reason = reason  # type: ignore[attr-defined]
+        return refusal
 
     def _fix(self) -> str:
         return f"re-record it with `{self.record_command}`" if self.record_command else "re-record the exchange"
@@ -128,18 +135,20 @@ class ReplayModel(AgentLoopModel):
             return
         actual = prompt_sha256(sent)
         if actual != expected:
-            raise PromptMismatchError(
-                f"{self.exchange.label}: recorded for another prompt (provenance.prompt_sha256 {expected[:12]}..., "
-                f"the prompt the agent sent hashes to {actual[:12]}...); the exchange belongs to "
-                f"another document or an older prompt: {self._fix()}"
+            raise self._refusal(
+                PromptMismatchError,
+                f"recorded for another prompt (provenance.prompt_sha256 {expected[:12]}..., the prompt the agent "
+                f"sent hashes to {actual[:12]}...)",
+                f"the exchange belongs to another document or an older prompt: {self._fix()}",
             )
 
     def _check_request(self, number: int, recorded: dict[str, Any], sent: dict[str, Any]) -> None:
         difference = request_difference(recorded, sent, self.exchange.match_on, self.output_tool)
         if difference is not None:
-            raise RequestMismatchError(
-                f"{self.exchange.label}: model call {number} was recorded for another request: {difference}; "
-                f'{self._fix()} (or relax "match_on" in the cassette)'
+            raise self._refusal(
+                RequestMismatchError,
+                f"model call {number} was recorded for another request: {difference}",
+                f'{self._fix()} (or relax "match_on" in the cassette)',
             )
 
     def update_config(self, **model_config: Any) -> None:
@@ -160,10 +169,11 @@ class ReplayModel(AgentLoopModel):
         asked = self.turns_used + 1
         if asked > len(calls):
             unit = self._unit(len(calls))
-            raise ReplayExhaustedError(
-                f"{self.exchange.label}: the agent asked for {self._unit(1)} {asked}, but the exchange records "
-                f"{len(calls)} {unit}; the agent wanted another model call the "
-                f"recording never made ({self._fix()} if the agent's behaviour changed)"
+            raise self._refusal(
+                ReplayExhaustedError,
+                f"the agent asked for {self._unit(1)} {asked}, but the exchange records {len(calls)} {unit}",
+                f"the agent wanted another model call the recording never made ({self._fix()} if the agent's "
+                "behaviour changed)",
             )
         call = calls[asked - 1]
         if call.request is None:

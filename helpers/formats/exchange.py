@@ -11,7 +11,9 @@ stored response, and that the exchange ends in the structured output asked for).
       "format": 2,
       "provenance": {"provider": str, "model_id": str | null, "endpoint": "host[:port]" | null,
                      "stand_in": str (optional), "hand_authored": bool, "recorded": ISO time | null,
-                     "note": str, "prompt_sha256": str (optional)},
+                     "note": str, "prompt_sha256": str (optional),
+                     "settings": {...} (optional), "record_options": {"model": str | null, "max_calls": int}
+                     (optional)},
       "match_on": ["system", "tools", "tool_choice", "output_schema", "messages"],
       "structured_output_by_provider": bool,
       "calls": [{"request": {...}, "events": [StreamEvent, ...], "response": {...}}]
@@ -25,7 +27,11 @@ structured output itself (Strands then hands it the output model and every tool 
 structured-output retry); the replay claims the same, so the agent sends the same requests.
 `endpoint` is set when the provider was reached somewhere other than its own service (a local
 server, an endpoint override); `stand_in` when the answers came from a stand-in server that says
-so in its stream (`helpers.commands.stand_in`), not from a model.
+so in its stream (`helpers.commands.stand_in`), not from a model. `settings` are the parameters
+the provider was configured with, secrets and addresses left out
+(`helpers.exchanges.provenance.model_settings`), which a replay given the model compares;
+`record_options` are the options of `record` that a re-recording must repeat (the `--model`
+factory and `--max-calls`; `match_on` is the cassette's own).
 
 **Format 1** (no `"format"`, `TurnsFile`; every file written before format 2) holds one
 assistant message per turn, with no request::
@@ -97,6 +103,10 @@ MUSTS = {
     "provider": "must be text or null",
     "endpoint": "must be text or null",
     "stand_in": "must be text or null",
+    "settings": "must be an object of the model's settings, or null",
+    "record_options": "must be an object with model (module:function or null) and max_calls (a count from 1)",
+    "max_calls": "must be a whole number from 1",
+    "model": "must be the --model factory as module:function, or null",
     PROMPT_HASH_KEY: "must be 64 lowercase hex digits, the sha256 of the prompt",
     "turns": "must list at least one turn",
     "turns[]": "must be an object with a 'toolUse' block, a 'text' block, or both",
@@ -141,6 +151,13 @@ NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 Chunks = Annotated[list[str], Field(min_length=1)]
 
 
+class RecordOptions(_Shape):
+    """The options of `record` a re-recording of the cassette must be given again."""
+
+    model: NonEmpty | None = None
+    max_calls: Annotated[int, Field(ge=1)] | None = None
+
+
 class Provenance(_Shape):
     """Where the exchange came from; more keys (a document id) may follow."""
 
@@ -154,6 +171,8 @@ class Provenance(_Shape):
     endpoint: str | None = None
     stand_in: str | None = None
     prompt_sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")] | None = None
+    settings: dict[str, Any] | None = None
+    record_options: RecordOptions | None = None
 
     @model_validator(mode="after")
     def _recorded_names_its_model(self) -> Provenance:

@@ -61,11 +61,13 @@ def stored_output_task(outputs: Mapping[str, Any]) -> Callable[[Case], dict[str,
     return task
 
 
-async def score_task(cases: Sequence[Case], task: Callable, evaluator: Evaluator) -> StructuredOutputReport:
-    """Run `task` over `cases` and score it with `evaluator`, in one experiment."""
+async def score_task(
+    cases: Sequence[Case], task: Callable, evaluator: Evaluator, max_workers: int = 10
+) -> StructuredOutputReport:
+    """Run `task` over `cases` and score it with `evaluator`, in one experiment, `max_workers` cases at once."""
     fast_stickler.install()
     experiment = Experiment(cases=list(cases), evaluators=[evaluator], report_cls=StructuredOutputReport)
-    return await experiment.run_evaluations_async(task)
+    return await experiment.run_evaluations_async(task, max_workers=max_workers)
 
 
 async def score_outputs(
@@ -82,9 +84,11 @@ def score_outputs_sync(
     return asyncio.run(score_outputs(cases, outputs, evaluator))
 
 
-def score_task_sync(cases: Sequence[Case], task: Callable, evaluator: Evaluator) -> StructuredOutputReport:
+def score_task_sync(
+    cases: Sequence[Case], task: Callable, evaluator: Evaluator, max_workers: int = 10
+) -> StructuredOutputReport:
     """`score_task` for code that is not already inside an event loop (commands, tests)."""
-    return asyncio.run(score_task(cases, task, evaluator))
+    return asyncio.run(score_task(cases, task, evaluator, max_workers))
 
 
 def score_stored(cases: Sequence[Case], outputs: Mapping[str, Any], evaluator: Evaluator) -> StructuredOutputReport:

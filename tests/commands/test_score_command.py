@@ -224,11 +224,11 @@ def test_replay_without_a_cassette_names_the_command_that_records_it(project):
     (project / "cassettes" / "po-3.json").unlink()
     code, printed = run_score(*replay_args("run.json"))
     assert code == 2
-    assert "cassettes/po-3.json: no cassette for case 'po-3'" in printed
+    assert "1 of 3 case(s) would be refused by their cassettes:\n  case po-3: no cassette.\n" in printed
     command = (
         "python -m helpers.commands.record --schema po_schema:PurchaseOrder --cases cases.jsonl --task po_task:task"
     )
-    assert f"`{command} --cassettes cassettes --only po-3`" in printed
+    assert f"Re-record exactly those with:\n  {command} --cassettes cassettes --record-mode stale\n" in printed
     assert not (project / "run.json").exists()
 
 
@@ -239,10 +239,10 @@ def test_a_cassette_recorded_for_another_document_is_refused_by_name(project):
     code, printed = run_score(*replay_args("run.json"))
     assert code == 2, printed
     assert (
-        "case 'po-1': cassettes/po-1.json: model call 1 was recorded for another request: message 1 (user) differs "
+        "case po-1: model call 1 was recorded for another request: message 1 (user) differs "
         "(message 1.content[0].text at character " in printed
     )
-    assert '--only po-1` (or relax "match_on" in the cassette)' in printed and not (project / "run.json").exists()
+    assert "--cassettes cassettes --record-mode stale\n" in printed and not (project / "run.json").exists()
 
 
 def test_unused_turns_in_a_cassette_are_bad_input(project):
@@ -254,8 +254,8 @@ def test_unused_turns_in_a_cassette_are_bad_input(project):
     code, printed = run_score(*replay_args("run.json"))
     assert code == 2, printed
     assert (
-        "case 'po-2': cassettes/po-2.json: the agent finished after model call 1, but the exchange records 2 model "
-        "calls" in printed
+        "case po-2: the agent finished after model call 1, but the exchange records 2 model calls; model calls 2 to 2 "
+        "were never replayed.\n" in printed
     )
 
 
@@ -270,12 +270,10 @@ def test_unused_turns_in_a_cassette_are_bad_input(project):
             "--cassettes nowhere: no such folder; record it with `python -m helpers.commands.record`",
         ),
         (["--task", TASK, "--cassettes", ".", "--mode", "live"], "EVAL_NOTEBOOKS_MODE=replay forbids live calls"),
-        (["--predictions", "predictions.jsonl", "--cassettes", "."], "--cassettes, --mode and --model go with --task"),
-        (["--predictions", "predictions.jsonl", "--model", "m:f"], "--cassettes, --mode and --model go with --task"),
-        (
-            ["--task", TASK, "--cassettes", ".", "--model", "m:f"],
-            "--model names the live model; it goes with --mode live",
-        ),
+        (["--predictions", "predictions.jsonl", "--cassettes", "."], "--mode, --model and --concurrency go with --task"),
+        (["--predictions", "predictions.jsonl", "--model", "m:f"], "--mode, --model and --concurrency go with --task"),
+        (["--task", TASK, "--cassettes", ".", "--model", "m:f"], "--model 'm:f': no module named 'm'"),
+        (["--task", TASK, "--cassettes", ".", "--concurrency", "0"], "--concurrency 0: at least one case"),
     ],
 )
 def test_bad_arguments_exit_2_with_the_fix(project, argv, message):
@@ -348,7 +346,7 @@ def test_a_task_that_raises_is_bad_input_not_a_zero_score(project):
     code, printed = run_score(*replay_args("run.json"))
     assert code == 2
     assert (
-        "The replay run did not complete: case 'po-2': the task raised ValueError: no parser for this layout" in printed
+        "The replay run did not complete.\ncase 'po-2': the task raised ValueError: no parser for this layout" in printed
     )
     assert not (project / "run.json").exists()
 
@@ -409,12 +407,13 @@ def test_one_task_bug_is_said_once_with_the_cases_it_hit(project):
 
 
 def test_said_once_caps_the_names_and_keeps_distinct_problems_apart():
-    problems = [(f"c{i}", "the task raised X") for i in (5, 1, 4, 2, 3)] + [("c9", "cassette c9 does not match")]
+    from helpers.harness.tasks import Problem, said_once
+
+    problems = {f"c{i}": Problem("the task raised X") for i in (5, 1, 4, 2, 3)} | {"c9": Problem("c9 does not match")}
     order = [f"c{i}" for i in range(10)]
-    from helpers.harness.tasks import said_once
 
     assert said_once(problems, order) == (
-        "5 cases ('c1', 'c2', 'c3' and 2 more): the task raised X. case 'c9': cassette c9 does not match."
+        "5 cases ('c1', 'c2', 'c3' and 2 more): the task raised X. case 'c9': c9 does not match."
     )
 
 

@@ -1,0 +1,82 @@
+"""Which cassettes a replay would refuse, and why, found without a model: what `--record-mode stale` re-records.
+
+A cassette is stale when it is missing or unreadable, when it was recorded with other request
+matching or from another model (provider, model id or a setting, compared only when the model
+is given), or when replaying it through the user's task is refused: the agent sent a request the
+cassette was not recorded for, asked for a call it does not hold, or stopped before its end. The
+reasons name no file and no case, so one change that made many cassettes stale reads as one
+reason with the cases it hit (`grouped`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from helpers.exchanges.cassettes import Cassettes
+from helpers.exchanges.fixtures import Exchange, FixtureError
+from helpers.exchanges.provenance import model_differences
+
+NO_CASSETTE = "no cassette"
+
+
+def check_cassette(
+    cassettes: Cassettes, name: str, *, model: Any = None, match_on: Sequence[str] | None = None
+) -> tuple[Exchange | None, str | None]:
+    """The case's exchange and why it is stale before any replay (None when it is not), checked offline."""
+    if not cassettes.paths[name].is_file():
+        return None, NO_CASSETTE
+    try:
+        exchange = cassettes.load(name)
+    except FixtureError as exc:
+        return None, str(exc)
+    if match_on is not None and tuple(exchange.match_on) != tuple(match_on):
+        return exchange, f"match_on: recorded {','.join(exchange.match_on)}, given {','.join(match_on)}"
+    if model is not None and not exchange.hand_authored:
+        differences = model_differences(exchange.provenance, model)
+        if differences:
+            return exchange, "the model differs: " + "; ".join(differences)
+    return exchange, None
+
+
+def stale_cases(
+    user_task: Callable[[Any, Any], Any],
+    schema: Any,
+    cases: Sequence[Any],
+    cassettes: Cassettes,
+    *,
+    model: Any = None,
+    match_on: Sequence[str] | None = None,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Replay every case's cassette through `user_task`: (stale case -> why, case whose task fails -> why).
+
+    A task that fails on a replay its cassette did not refuse is a bug re-recording would not fix,
+    so it is kept apart.
+    """
+    from helpers.harness.tasks import run_case
+
+    stale: dict[str, str] = {}
+    broken: dict[str, str] = {}
+    for case in cases:
+        exchange, reason = check_cassette(cassettes, case.name, model=model, match_on=match_on)
+        if reason is None:
+            assert exchange is not None
+            _, problem = run_case(user_task, case, cassettes.replay(case.name, exchange), schema)
+            if problem is not None:
+                (stale if problem.stale else broken)[case.name] = problem.reason
+            continue
+        stale[case.name] = reason
+    return stale, broken
+
+
+def grouped(reasons: dict[str, str], order: Sequence[str]) -> list[str]:
+    """One line per distinct reason, naming every case it hit in case order."""
+    position = {name: index for index, name in enumerate(order)}
+    cases: dict[str, list[str]] = {}
+    for name in sorted(reasons, key=lambda name: position.get(name, len(order))):
+        cases.setdefault(reasons[name], []).append(name)
+    lines = []
+    for reason, names in cases.items():
+        where = f"case {names[0]}" if len(names) == 1 else f"{len(names)} cases ({', '.join(names)})"
+        lines.append(f"{where}: {reason.rstrip('.')}.")
+    return lines
