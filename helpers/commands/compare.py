@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from helpers.compare.runs import Comparison
+    from helpers.formats.run_info import RunInfo
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = exits.OK, exits.GATE_FAILED, exits.BAD_INPUT, exits.INTERNAL
 
@@ -174,6 +175,17 @@ def _show(text: str) -> None:
     print(text, flush=True)
 
 
+def provenance_lines(old: RunInfo | None, new: RunInfo | None) -> list[str]:
+    """Where each run's outputs came from and, when both recorded it, how the cost moved: quality beside cost."""
+    from helpers.formats.run_info import cost_change, sources_line
+
+    if old is None and new is None:  # runs saved by code of one's own, not by score: nothing to say
+        return []
+    lines = [f"old outputs: {sources_line(old)}", f"new outputs: {sources_line(new)}"]
+    change = cost_change(old, new)
+    return lines + ([f"model cost, new against old: {change}"] if change else [])
+
+
 def report_text(
     comparison: Comparison, results: Sequence[GateResult], top: int = 5, fields: pd.DataFrame | None = None
 ) -> str:
@@ -187,6 +199,7 @@ def report_text(
     parts = [
         f"old: {old_run.source}  new: {new_run.source}",
         f"paired {len(comparison.pairing.cases)} cases; left out {len(comparison.pairing.excluded)}",
+        *provenance_lines(old_run.info, new_run.info),
     ]
     if comparison.pairing.excluded:
         parts.append(show(comparison.pairing.table()))

@@ -102,20 +102,29 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _spec(args: argparse.Namespace) -> object | None:
-    """stickler's compiled comparison for the leaf diffs, from --schema or the results file's header."""
+    """stickler's compiled comparison for the leaf diffs: from --schema, else the schema the run was scored with."""
     import stickler
 
     from helpers.compare.reading import is_results_file
     from helpers.formats.results import read_header
-    from helpers.harness.schema import load_schema
+    from helpers.formats.run_info import RUN_KEY, read_run_info
+    from helpers.harness.reports import load_run_info
+    from helpers.harness.schema import load_schema, recorded_schema
 
-    schema, threshold = args.schema, args.match_threshold
-    if schema is None and is_results_file(args.run):
+    if args.schema is not None:
+        threshold = 0.7 if args.match_threshold is None else args.match_threshold
+        return stickler.eval_for(load_schema(args.schema), match_threshold=threshold)
+    if is_results_file(args.run):
         header = read_header(args.run)
-        schema, threshold = header.schema_, threshold if threshold is not None else header.match_threshold
-    if schema is None:
-        return None
-    return stickler.eval_for(load_schema(schema), match_threshold=0.7 if threshold is None else threshold)
+        info = read_run_info({RUN_KEY: header.run}) if header.run else None
+        schema, fingerprint, threshold = header.schema_, info.schema_sha256 if info else None, header.match_threshold
+    else:  # a saved report names its own schema when score wrote it
+        info = load_run_info(args.run)
+        if info is None:
+            return None
+        schema, fingerprint, threshold = info.schema_, info.schema_sha256, info.match_threshold
+    threshold = threshold if args.match_threshold is None else args.match_threshold
+    return stickler.eval_for(recorded_schema(schema, fingerprint, args.run), match_threshold=threshold)
 
 
 def _write(args: argparse.Namespace, gates: list, out: Path) -> int:

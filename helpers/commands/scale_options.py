@@ -127,7 +127,7 @@ def engine_errors() -> type[EngineError]:
     return EngineError
 
 
-def write_results(report: Any, args: argparse.Namespace, out: TextIO) -> None:
+def write_results(report: Any, args: argparse.Namespace, out: TextIO, run_info: dict | None = None) -> None:
     """Write the compact results file of a report scored in one process (a `--task` run)."""
     import stickler
 
@@ -136,14 +136,16 @@ def write_results(report: Any, args: argparse.Namespace, out: TextIO) -> None:
     from helpers.harness.schema import load_schema
 
     spec = stickler.eval_for(load_schema(args.schema), match_threshold=args.match_threshold)
-    header = ResultsHeader(schema=args.schema, match_threshold=args.match_threshold, failures=True)
+    header = ResultsHeader(schema=args.schema, match_threshold=args.match_threshold, failures=True, run=run_info)
     with ResultsWriter(args.results, header) as writer:
         for row in rows_from_report(report, spec):
             writer.write(row)
     print(f"Wrote {writer.count} document row(s) to {args.results}.", file=out)
 
 
-def score_predictions(args: argparse.Namespace, cases: list, predictions: dict, out: TextIO, err: TextIO) -> Any:
+def score_predictions(
+    args: argparse.Namespace, cases: list, predictions: dict, out: TextIO, err: TextIO, run_info: dict | None = None
+) -> Any:
     """Score stored outputs at scale; writes `--out` and `--results`; returns the report, or None.
 
     The tables and the final line go to `out`; warnings (a worker count capped at the cores, a
@@ -190,6 +192,7 @@ def score_predictions(args: argparse.Namespace, cases: list, predictions: dict, 
             progress=progress_bar(out),
             batch_timeout=args.batch_timeout,
             fan_out=args.fan_out,
+            run_info=run_info,
         )
         report, summary = run.report, run.summary
         failed = [(name, summary.reasons[name]) for name in summary.failed]
@@ -198,7 +201,7 @@ def score_predictions(args: argparse.Namespace, cases: list, predictions: dict, 
     if summary is not None and args.results is not None:
         print(f"Wrote {summary.documents} document row(s) to {args.results}.", file=out)
     if report is not None:
-        save_report(report, args.out)
+        save_report(report, args.out, run_info)
         return report
     print_summary(summary, out)
     return None

@@ -184,7 +184,8 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO, err: TextIO) ->
         raise BadInput(str(exc).rstrip(".") + ".") from exc
     outputs.refuse_overlap(_outputs(args), _run_inputs(args, cases))  # the modules are known once imported
     if args.predictions is not None and scale.wanted(args):  # the same step in batches, on workers
-        return scale.score_predictions(args, cases, predictions, out, err)
+        run_info = describe_run(args, schema, _predicted(args, cases))
+        return scale.score_predictions(args, cases, predictions, out, err, run_info)
     evaluator = StructuredOutputSimilarity(schema, match_threshold=args.match_threshold)
     if args.predictions is not None:
         report = score_stored(cases, predictions, evaluator)  # the harness's report, scored in this thread
@@ -192,12 +193,40 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO, err: TextIO) ->
         report = score_task_sync(cases, agent.task, evaluator, max_workers=agent.concurrency)  # the one scoring step
         agent.finish()
         agent.refuse_if_incomplete()
-        print(f"Model use: {agent.usage().describe()}.", file=out)
+        from helpers.exchanges.usage import total
+
+    sources = _predicted(args, cases) if args.predictions is not None else agent.sources()
+    if args.predictions is None:
+        measured = all(source["origin"] == "model" for source in sources.values())
+        what = "Model use" if measured else "Model use as the cassettes record it (not all from a model)"
+        print(f"{what}: {total(agent.usages().values()).describe()}.", file=out)
+    run_info = describe_run(args, schema, sources)
     if args.results is not None:
-        scale.write_results(report, args, out)
+        scale.write_results(report, args, out, run_info)
     if args.out is not None:
-        save_report(report, args.out)
+        save_report(report, args.out, run_info)
     return report
+
+
+def _predicted(args: argparse.Namespace, cases: list) -> dict[str, dict[str, Any]]:
+    return {case.name: {"origin": "predictions", "file": str(args.predictions)} for case in cases}
+
+
+def describe_run(args: argparse.Namespace, schema: Any, sources: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The saved run's self-description: schema, threshold, the comparators stickler used, each case's source."""
+    import stickler
+
+    from helpers.formats.run_info import RunInfo, comparators_of, schema_fingerprint
+
+    spec = stickler.eval_for(schema, match_threshold=args.match_threshold)
+    described = {
+        "schema": args.schema,
+        "schema_sha256": schema_fingerprint(schema),
+        "match_threshold": args.match_threshold,
+        "comparators": comparators_of(spec),
+        "cases": sources,
+    }
+    return RunInfo.model_validate(described).to_json()
 
 
 class AgentRun:
@@ -264,7 +293,9 @@ class AgentRun:
         from helpers.exchanges.record_options import record_command
         from helpers.exchanges.stale import check_cassette
 
-        given = _live_model(args.model, live=False) if args.model is not None else None  # building a provider opens no socket
+        given = (
+            _live_model(args.model, live=False) if args.model is not None else None
+        )  # building a provider opens no socket
         command = record_command(args.schema, args.cases, args.task, args.cassettes)
         self.cassettes = Cassettes(
             args.cassettes, self.names, tool_name=schema.__name__, record_command=command, output_model=schema
@@ -331,16 +362,25 @@ class AgentRun:
             )
         return lines
 
-    def usage(self) -> Any:
-        """What the run's model calls cost: read from the cassettes in a replay, measured live otherwise."""
-        from helpers.exchanges.usage import Usage, events_usage, exchange_usage, total
+    def usages(self) -> dict[str, Any]:
+        """What each case's model calls cost: read from its cassette in a replay, measured live otherwise."""
+        from helpers.exchanges.usage import Usage, events_usage, exchange_usage
 
         if self.mode == "live":
-            return total(
-                events_usage(call["events"] for call in recorder.calls) + Usage(seconds=recorder.seconds)
-                for recorder in self.recorders.values()
-            )
-        return total(exchange_usage(exchange) for exchange in self.exchanges.values())
+            return {
+                name: events_usage(call["events"] for call in recorder.calls) + Usage(seconds=recorder.seconds)
+                for name, recorder in self.recorders.items()
+            }
+        return {name: exchange_usage(exchange) for name, exchange in self.exchanges.items()}
+
+    def sources(self) -> dict[str, dict[str, Any]]:
+        """Where each case's output came from, for the saved run."""
+        from helpers.exchanges.provenance import exchange_source, live_source
+
+        if self.mode == "live":
+            usages = self.usages()
+            return {name: live_source(recorder.inner, usages[name]) for name, recorder in self.recorders.items()}
+        return {name: exchange_source(exchange) for name, exchange in self.exchanges.items()}
 
 
 def _live_model(factory: str | None, live: bool = True) -> Any:

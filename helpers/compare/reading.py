@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from helpers.compare.params import CompareError, check_run_file
 from helpers.formats import COUNTS, RESULTS_FORMAT
 from helpers.formats.json import skip_blanks
+from helpers.formats.run_info import RUN_KEY, RunInfo, read_run_info
 from helpers.harness.names import MAX_NAME_CHARS, name_problem
 
 if TYPE_CHECKING:
@@ -215,6 +216,7 @@ class Run:
     source: str
     documents: Mapping[str, Document]
     unscored: Mapping[str, str]
+    info: RunInfo | None = None  # where the outputs came from and what they cost, when the run says
 
     def __post_init__(self) -> None:
         if not isinstance(self.documents, Documents):
@@ -389,6 +391,7 @@ class _Builder:
         self.documents = Documents()
         self.unscored: dict[str, str] = {}
         self.shapes = _Shapes(self.documents)
+        self.info: Any = None  # the run's self-description ("run"), when score wrote one
 
     def add(self, index: int, case: Any, rows: Any) -> None:
         where = f"{self.source}: case {index}"
@@ -443,7 +446,7 @@ class _Builder:
     def run(self) -> Run:
         if not self.documents:
             raise CompareError(f"{self.source}: no case was scored by StructuredOutputSimilarity; {SCORED_BY}")
-        return Run(self.source, self.documents, self.unscored)
+        return Run(self.source, self.documents, self.unscored, _run_info(self.source, self.info))
 
 
 def _pairs(counts: Mapping[str, Mapping[str, int]]) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -551,7 +554,9 @@ def _report_arrays(text: str, builder: _Builder) -> None:
             found.add(key)
             position = _array(text, position, add_case if key == "cases" else add_result)
         else:
-            _, position = _DECODE(text, position)
+            value, position = _DECODE(text, position)
+            if key == RUN_KEY:
+                builder.info = value
         position = skip_blanks(text, position)
         if text.startswith(",", position):
             position = skip_blanks(text, position + 1)
@@ -655,8 +660,10 @@ def read_results_file(path: Path | str, source: str | None = None) -> Run:
 
     path = Path(path)
     source = source or str(path)
-    schema = read_header(path).schema_.rpartition(":")[2]
+    header = read_header(path)
+    schema = header.schema_.rpartition(":")[2]
     builder = _Builder(source)
+    builder.info = header.run
     documents, shapes, unscored = builder.documents, builder.shapes, builder.unscored
     for _, name, score, status, fields, counts in iter_row_counts(path):  # names are distinct: a repeat is refused
         if len(name) > MAX_NAME_CHARS or not name.isprintable():
@@ -671,6 +678,18 @@ def read_results_file(path: Path | str, source: str | None = None) -> Run:
         else:  # failed, not_applicable
             unscored[name] = NOT_OURS
     return builder.run()
+
+
+def _run_info(source: str, data: Any) -> RunInfo | None:
+    """The run's self-description, or a refusal naming the file when it is not one `score` wrote."""
+    if data is None:
+        return None
+    try:
+        return read_run_info({RUN_KEY: data})
+    except ValueError as exc:
+        raise CompareError(
+            f"{source}: field 'run' is not a run description ({exc}); re-run the score that wrote it"
+        ) from None
 
 
 def read_run_file(path: Path | str) -> Run:

@@ -203,3 +203,24 @@ def model_differences(provenance: dict[str, Any], model: Any) -> list[str]:
     if isinstance(provenance.get("settings"), dict):
         lines += setting_differences(provenance["settings"], model_settings(model))
     return lines
+
+
+def exchange_source(exchange: Any) -> dict[str, Any]:
+    """A replayed case's source for the saved run (`helpers.formats.run_info.CaseSource`): origin, model, usage."""
+    from helpers.exchanges.usage import exchange_usage
+
+    origin = "hand-authored" if exchange.hand_authored else "stand-in" if exchange.stand_in else "model"
+    return {
+        "origin": origin,
+        "provider": exchange.provenance.get("provider"),
+        "model_id": exchange.provenance.get("model_id"),
+        "endpoint": exchange.endpoint,
+        "file": exchange.label,
+        "usage": exchange_usage(exchange).to_json(),
+    }
+
+
+def live_source(model: Any, usage: Any) -> dict[str, Any]:
+    """A case scored live: the model it was called on and what its calls cost (wall time included)."""
+    described = describe_model(model)
+    return {"origin": "model", **described, "usage": usage.to_json()}

@@ -78,6 +78,7 @@ class ResultsHeader(BaseModel):
     schema_: str = Field(alias="schema", description="the scored model as module:Class")
     evaluator: str = MARKER
     match_threshold: float = 0.7
+    run: dict[str, Any] | None = None  # the run's self-description (helpers.formats.run_info), when score wrote it
     failures: bool = False  # whether rows carry their failures by kind
 
 
@@ -118,7 +119,7 @@ class ResultsWriter:
         self._staged = StagedFile(self.path)  # a killed run's staged file is cleaned by the next writer
         self._file = self._staged.file
         self._names: set[str] = set()
-        self._line(header.model_dump(by_alias=True))
+        self._line(header.model_dump(by_alias=True, exclude={"run"} if header.run is None else None))
 
     def _line(self, record: Mapping[str, Any]) -> None:
         self._file.write(json.dumps(record, separators=(",", ":"), allow_nan=False) + "\n")

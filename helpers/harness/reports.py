@@ -10,20 +10,38 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from strands_evals.evaluators import StructuredOutputReport
 
 from helpers.files import write_bytes_atomically
+from helpers.formats.run_info import RUN_KEY, RunInfo, read_run_info
 
 
-def save_report(report: StructuredOutputReport, path: Path | str) -> Path:
+def save_report(report: StructuredOutputReport, path: Path | str, run: dict[str, Any] | None = None) -> Path:
     """Write `report` as its pydantic JSON, atomically, so a failed write leaves no half file.
 
     The bytes are `model_dump_json(indent=2)`'s, taken from the serializer before it decodes
-    them: a large report is tens of megabytes, not decoded to text and encoded back.
+    them: a large report is tens of megabytes, not decoded to text and encoded back. `run` (the
+    run's self-description, `helpers.formats.run_info.RunInfo.to_json()`) is added as the last
+    top-level key, `"run"`, which `StructuredOutputReport.from_file` ignores.
     """
     path = Path(path)
-    return write_bytes_atomically(path, report.__pydantic_serializer__.to_json(report, indent=2))
+    data = report.__pydantic_serializer__.to_json(report, indent=2)
+    if run is not None:
+        tail = json.dumps(run, indent=2, ensure_ascii=False).replace("\n", "\n  ").encode("utf-8")
+        data = data[: data.rindex(b"}")].rstrip() + b',\n  "' + RUN_KEY.encode() + b'": ' + tail + b"\n}"
+    return write_bytes_atomically(path, data)
+
+
+def load_run_info(path: Path | str) -> RunInfo | None:
+    """The `"run"` object of a saved report, None when the report was saved without one."""
+    try:
+        return read_run_info(json.loads(Path(path).read_text(encoding="utf-8")))
+    except ValueError as exc:  # a malformed run object: the file is not what score wrote
+        raise ValueError(
+            f"{path}: field 'run' is not a run description ({exc}); re-run the score that wrote it"
+        ) from exc
 
 
 def load_report(path: Path | str) -> StructuredOutputReport:

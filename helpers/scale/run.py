@@ -217,6 +217,7 @@ def score_at_scale(
     engine: Engine | None = None,
     batch_timeout: float = BATCH_TIMEOUT,
     fan_out: str = "auto",
+    run_info: dict[str, Any] | None = None,
 ) -> ScaleRun:
     """Score `(case, output)` pairs on `workers` processes or a Dask cluster, merged in case order.
 
@@ -244,7 +245,7 @@ def score_at_scale(
     total = total if total is not None else (len(pairs) if isinstance(pairs, Sized) else None)
     summary = Summary()
     reports: list[StructuredOutputReport] = []
-    header = ResultsHeader(schema=scorer.schema, match_threshold=scorer.match_threshold, failures=True)
+    header = ResultsHeader(schema=scorer.schema, match_threshold=scorer.match_threshold, failures=True, run=run_info)
     writer = ResultsWriter(results, header) if results is not None else None
 
     def merge(result: BatchResult) -> None:

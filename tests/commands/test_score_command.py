@@ -104,6 +104,11 @@ class StandInProvider(Model):
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """A user's project folder outside the repository, and the working directory of the test."""
+    return make_project(tmp_path, monkeypatch)
+
+
+def make_project(tmp_path, monkeypatch):
+    """What `project` makes, for test modules of their own."""
     (tmp_path / "po_schema.py").write_text(SCHEMA_MODULE, encoding="utf-8")
     (tmp_path / "po_task.py").write_text(TASK_MODULE, encoding="utf-8")
     write_jsonl(
@@ -270,7 +275,10 @@ def test_unused_turns_in_a_cassette_are_bad_input(project):
             "--cassettes nowhere: no such folder; record it with `python -m helpers.commands.record`",
         ),
         (["--task", TASK, "--cassettes", ".", "--mode", "live"], "EVAL_NOTEBOOKS_MODE=replay forbids live calls"),
-        (["--predictions", "predictions.jsonl", "--cassettes", "."], "--mode, --model and --concurrency go with --task"),
+        (
+            ["--predictions", "predictions.jsonl", "--cassettes", "."],
+            "--mode, --model and --concurrency go with --task",
+        ),
         (["--predictions", "predictions.jsonl", "--model", "m:f"], "--mode, --model and --concurrency go with --task"),
         (["--task", TASK, "--cassettes", ".", "--model", "m:f"], "--model 'm:f': no module named 'm'"),
         (["--task", TASK, "--cassettes", ".", "--concurrency", "0"], "--concurrency 0: at least one case"),
@@ -346,7 +354,8 @@ def test_a_task_that_raises_is_bad_input_not_a_zero_score(project):
     code, printed = run_score(*replay_args("run.json"))
     assert code == 2
     assert (
-        "The replay run did not complete.\ncase 'po-2': the task raised ValueError: no parser for this layout" in printed
+        "The replay run did not complete.\ncase 'po-2': the task raised ValueError: no parser for this layout"
+        in printed
     )
     assert not (project / "run.json").exists()
 

@@ -1,0 +1,176 @@
+"""The model's settings in each cassette, every stale case listed at once, and a saved run that describes itself.
+
+Run from a user's project folder (`tests.commands.test_score_command.project`), with the model
+built by a `--model` factory of the project's own, as a user with another provider would.
+"""
+
+import json
+
+import pytest
+from strands_evals.evaluators import StructuredOutputReport
+
+from helpers.commands import record, report
+from helpers.commands.compare import main as compare_main
+from tests.commands.streams import outcome
+from tests.commands.test_score_command import (
+    DOCUMENTS,
+    SCHEMA_MODULE,
+    TASK_MODULE,
+    TASK_RUN,
+    TRUTH,
+    StandInProvider,
+    make_project,
+    replay_args,
+    run_score,
+)
+
+MODELS_MODULE = """
+from tests.commands.test_run_provenance import Configured
+
+TEMPERATURE = {temperature}
+
+
+def model():
+    return Configured(TEMPERATURE)
+"""
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    return make_project(tmp_path, monkeypatch)
+
+
+class Configured(StandInProvider):
+    """The stand-in provider with settings as a real one has them: parameters, and a key that must stay out."""
+
+    def __init__(self, temperature):
+        super().__init__({DOCUMENTS[name]: payload for name, payload in TRUTH.items()})
+        self.temperature = temperature
+
+    def get_config(self):
+        return {"model_id": "stand-in", "params": {"temperature": self.temperature, "api_key": "sk-not-for-files"}}
+
+
+def factory(project, temperature):
+    """The project's `--model` factory, with this temperature (its old bytecode removed: same size, same second)."""
+    import shutil
+    import sys
+
+    (project / "po_models.py").write_text(MODELS_MODULE.format(temperature=temperature), encoding="utf-8")
+    shutil.rmtree(project / "__pycache__", ignore_errors=True)
+    sys.modules.pop("po_models", None)
+
+
+def record_with_factory(*argv):
+    return outcome(record.main, [*TASK_RUN, "--model", "po_models:model", *argv])
+
+
+def test_record_keeps_the_settings_without_secrets_and_the_options_to_repeat(project):
+    factory(project, 0.0)
+    code, printed = record_with_factory("--match-on", "system,tools,messages")
+    assert code == 0, printed
+    provenance = json.loads((project / "cassettes" / "po-1.json").read_text())["provenance"]
+    assert provenance["settings"] == {"params": {"temperature": 0.0}}
+    assert "sk-not-for-files" not in (project / "cassettes" / "po-1.json").read_text()
+    assert provenance["record_options"] == {"model": "po_models:model", "max_calls": 12}
+
+
+def test_a_changed_setting_is_refused_on_replay_for_every_case_at_once_with_the_one_fix(project):
+    factory(project, 0.0)
+    assert record_with_factory("--match-on", "system,tools,messages")[0] == 0
+    factory(project, 0.9)
+    code, printed = run_score(*replay_args("run.json", "--model", "po_models:model"))
+    assert code == 2 and not (project / "run.json").exists()
+    assert (
+        "3 of 3 case(s) would be refused by their cassettes:\n"
+        "  3 cases (po-1, po-2, po-3): the model differs: params.temperature: recorded 0.0, given 0.9.\n"
+    ) in printed
+    fix = (
+        "python -m helpers.commands.record --schema po_schema:PurchaseOrder --cases cases.jsonl --task po_task:task "
+        "--cassettes cassettes --model po_models:model --match-on system,tools,messages --record-mode stale"
+    )
+    assert f"Re-record exactly those with:\n  {fix}\nNothing was written." in printed
+    assert printed.count("params.temperature") == 1
+
+
+def test_without_the_model_replay_says_the_settings_were_not_checked(project):
+    factory(project, 0.0)
+    assert record_with_factory()[0] == 0
+    factory(project, 0.9)
+    code, printed = run_score(*replay_args("run.json"))
+    assert code == 0, printed
+    assert "model settings not checked (pass --model to check them)" in printed
+
+
+def test_one_edit_of_the_agent_is_one_reason_naming_every_case(project):
+    factory(project, 0.0)
+    assert record_with_factory()[0] == 0
+    edited = TASK_MODULE.replace("callback_handler=None)", "callback_handler=None, system_prompt='Be exact.')")
+    (project / "po_task.py").write_text(edited, encoding="utf-8")
+    import sys
+
+    sys.modules.pop("po_task", None)
+    code, printed = run_score(*replay_args("run.json"))
+    assert code == 2
+    lines = [line for line in printed.splitlines() if "was recorded for another request" in line]
+    assert len(lines) == 1 and lines[0].startswith("  3 cases (po-1, po-2, po-3): model call 1"), printed
+    assert "--model po_models:model --record-mode stale" in printed
+
+
+def test_stale_mode_rerecords_what_a_changed_setting_made_stale_and_missing_mode_only_the_missing(project):
+    factory(project, 0.0)
+    assert record_with_factory()[0] == 0
+    before = {path.name: path.read_bytes() for path in (project / "cassettes").iterdir()}
+    (project / "cassettes" / "po-2.json").unlink()
+    code, printed = record_with_factory("--record-mode", "missing")
+    assert code == 0 and "Recorded 1 of 1 case(s)" in printed, printed
+    assert (project / "cassettes" / "po-1.json").read_bytes() == before["po-1.json"]
+    code, printed = record_with_factory("--record-mode", "stale")
+    assert code == 0 and "Nothing to record" in printed and "3 up to date, 0 stale" in printed, printed
+    factory(project, 0.9)
+    code, printed = record_with_factory("--record-mode", "stale")
+    assert code == 0 and "0 up to date, 3 stale" in printed and "Recorded 3 of 3 case(s)" in printed, printed
+    assert "provenance.settings.params.temperature: recorded 0.0, given 0.9" in printed
+
+
+def test_the_saved_run_says_where_its_outputs_came_from_and_what_they_cost(project, capsys):
+    factory(project, 0.0)
+    assert record_with_factory()[0] == 0
+    code, printed = run_score(*replay_args("replayed.json"))
+    assert code == 0, printed
+    assert "Model use: 3 model call(s), 150 input and 60 output tokens." in printed
+    saved = json.loads((project / "replayed.json").read_text())
+    run = saved["run"]
+    assert run["schema"] == "po_schema:PurchaseOrder" and run["match_threshold"] == 0.7
+    assert run["comparators"]["lines"].startswith("Hungarian")
+    assert run["cases"]["po-1"]["origin"] == "model" and run["cases"]["po-1"]["model_id"] == "stand-in"
+    assert run["cases"]["po-1"]["usage"] == {"calls": 1, "input_tokens": 50, "output_tokens": 20}
+    assert StructuredOutputReport.from_file(str(project / "replayed.json")).overall_score == 1.0  # still Strands'
+    code, printed = run_score(
+        "--schema", "po_schema:PurchaseOrder", "--cases", "cases.jsonl", "--predictions", "predictions.jsonl",
+        "--out", "predicted.json",
+    )  # fmt: skip
+    assert code == 0, printed
+    capsys.readouterr()
+    assert compare_main(["replayed.json", "predicted.json"]) == 0
+    printed = capsys.readouterr().out
+    assert "old outputs: 3 of 3 cases answered by stand-in" in printed
+    assert "new outputs: 3 of 3 cases read from a predictions file" in printed
+
+
+def test_report_reads_the_schema_the_run_names_and_refuses_one_that_changed(project, capsys):
+    assert run_score(
+        "--schema", "po_schema:PurchaseOrder", "--cases", "cases.jsonl", "--predictions", "predictions.jsonl",
+        "--out", "predicted.json",
+    )[0] == 0  # fmt: skip
+    capsys.readouterr()
+    assert report.main(["predicted.json", "--out", "page.html"]) == 0
+    printed = capsys.readouterr().out
+    assert "### Failures by kind" in printed and "Pass --schema" not in printed
+    (project / "po_schema.py").write_text(SCHEMA_MODULE.replace("total: Optional[float]", "total: Optional[int]"))
+    import sys
+
+    sys.modules.pop("po_schema", None)
+    assert report.main(["predicted.json", "--out", "page2.html"]) == 2
+    assert "has changed since the run was scored" in capsys.readouterr().err
+    assert not (project / "page2.html").exists()
