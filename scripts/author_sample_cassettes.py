@@ -27,7 +27,7 @@ FOLDER = REPO_ROOT / "examples" / "your_own_agent"
 PORT = 8765  # fixed, so the endpoint each cassette names does not change between re-makes
 RECORD = (
     "python -m helpers.commands.record --schema purchase_order:PurchaseOrder --cases cases.jsonl --task extract:task "
-    "--cassettes cassettes"
+    "--cassettes cassettes --model helpers.services.stand_in:model"
 )
 MISTAKES = {
     "po-1001": "no deliberate error",
@@ -61,6 +61,7 @@ def main() -> int:
             model=stand_in_model(stand_in.url),
             model_id="local-stand-in",
             record_command=RECORD,
+            model_option="helpers.services.stand_in:model",  # what a re-recording's fix line must repeat
         )
     if code:
         return code
