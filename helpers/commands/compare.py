@@ -83,6 +83,12 @@ def parser() -> argparse.ArgumentParser:
             "own interval, whose false alarms add up over fields"
         ),
     )
+    parser.add_argument(
+        "--prices",
+        type=Path,
+        metavar="FILE",
+        help="a JSON price table by model id: also print what each run's tokens cost (no prices are built in)",
+    )
     parser.add_argument("--top", type=int, default=5, help="how many moved documents to list, 0 or more")
     parser.add_argument(
         "--json",
@@ -130,15 +136,17 @@ def _compare(args: argparse.Namespace, gates: list) -> int:
     from helpers.compare.gates import evaluate_gates
     from helpers.compare.reading import read_run_file
     from helpers.compare.runs import compare_runs
+    from helpers.formats.prices import read_prices
 
     old = read_run_file(args.old)
     new = read_run_file(args.new)
     comparison = compare_runs(old, new, resamples=args.resamples, seed=args.seed, confidence=args.confidence)
     results = evaluate_gates(gates, comparison, intervals=args.intervals)
+    prices = read_prices(args.prices) if args.prices is not None else None
     fields = comparison.field_table()  # once: on many paths each call re-draws evicted chunks of resampled sums
     if args.json is not None:
         _save(args.json, comparison, results, args.intervals, fields)
-    _show(report_text(comparison, results, top=args.top, fields=fields))
+    _show(report_text(comparison, results, top=args.top, fields=fields, prices=prices))
     return EXIT_FAILED if any(not result.passed for result in results) else EXIT_PASSED
 
 
@@ -175,19 +183,27 @@ def _show(text: str) -> None:
     print(text, flush=True)
 
 
-def provenance_lines(old: RunInfo | None, new: RunInfo | None) -> list[str]:
+def provenance_lines(old: RunInfo | None, new: RunInfo | None, prices: dict | None = None) -> list[str]:
     """Where each run's outputs came from and, when both recorded it, how the cost moved: quality beside cost."""
+    from helpers.formats.prices import cost_line
     from helpers.formats.run_info import cost_change, sources_line
 
     if old is None and new is None:  # runs saved by code of one's own, not by score: nothing to say
         return []
     lines = [f"old outputs: {sources_line(old)}", f"new outputs: {sources_line(new)}"]
     change = cost_change(old, new)
-    return lines + ([f"model cost, new against old: {change}"] if change else [])
+    lines += [f"model use, new against old: {change}"] if change else []
+    if prices is not None:
+        lines += [f"old {cost_line(old, prices)}; new {cost_line(new, prices)}"]
+    return lines
 
 
 def report_text(
-    comparison: Comparison, results: Sequence[GateResult], top: int = 5, fields: pd.DataFrame | None = None
+    comparison: Comparison,
+    results: Sequence[GateResult],
+    top: int = 5,
+    fields: pd.DataFrame | None = None,
+    prices: dict | None = None,
 ) -> str:
     """Everything the command line prints, as plain text (`fields`: the field table, if already computed)."""
     old_run, new_run = comparison.old_run, comparison.new_run
@@ -199,7 +215,7 @@ def report_text(
     parts = [
         f"old: {old_run.source}  new: {new_run.source}",
         f"paired {len(comparison.pairing.cases)} cases; left out {len(comparison.pairing.excluded)}",
-        *provenance_lines(old_run.info, new_run.info),
+        *provenance_lines(old_run.info, new_run.info, prices),
     ]
     if comparison.pairing.excluded:
         parts.append(show(comparison.pairing.table()))

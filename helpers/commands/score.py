@@ -79,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(default 0.7)",
     )
     parser.add_argument(
+        "--prices",
+        type=Path,
+        metavar="FILE",
+        help="a JSON price table by model id, to print what the run's tokens cost (no prices are built in)",
+    )
+    parser.add_argument(
         "--failures", action="store_true", help="also print the failures by kind per field path (list indices folded)"
     )
     scale.add_arguments(parser)
@@ -127,6 +133,8 @@ def check_arguments(args: argparse.Namespace) -> str | None:
     if not 0.0 <= args.match_threshold <= 1.0:
         raise BadInput(f"--match-threshold {args.match_threshold} is outside [0, 1]; pass a score such as 0.7.")
     _need_file(args.cases, "--cases", "the JSONL case file")
+    if args.prices is not None:
+        _need_file(args.prices, "--prices", "a JSON price table by model id")
     if args.predictions is not None:
         if any(value is not None for value in (args.cassettes, args.mode, args.model, args.concurrency)):
             raise BadInput(
@@ -166,12 +174,14 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO, err: TextIO) ->
     from strands_evals.evaluators import StructuredOutputSimilarity
 
     from helpers.exchanges.fixtures import FixtureError
+    from helpers.formats.prices import PricesError, read_prices
     from helpers.harness.cases import CaseFileError, load_cases, load_predictions
     from helpers.harness.reports import save_report
     from helpers.harness.schema import SchemaError, load_schema, load_task
     from helpers.harness.scoring import score_stored, score_task_sync
 
     try:
+        prices = read_prices(args.prices) if args.prices is not None else None
         schema = load_schema(args.schema)
         cases = load_cases(args.cases, schema)
         if args.predictions is not None:
@@ -180,7 +190,7 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO, err: TextIO) ->
         else:
             assert mode is not None  # check_arguments gives every --task run its mode
             agent = AgentRun(load_task(args.task), schema, args, mode, cases, out)
-    except (SchemaError, CaseFileError, FixtureError) as exc:
+    except (SchemaError, CaseFileError, FixtureError, PricesError) as exc:
         raise BadInput(str(exc).rstrip(".") + ".") from exc
     outputs.refuse_overlap(_outputs(args), _run_inputs(args, cases))  # the modules are known once imported
     if args.predictions is not None and scale.wanted(args):  # the same step in batches, on workers
@@ -201,6 +211,11 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO, err: TextIO) ->
         what = "Model use" if measured else "Model use as the cassettes record it (not all from a model)"
         print(f"{what}: {total(agent.usages().values()).describe()}.", file=out)
     run_info = describe_run(args, schema, sources)
+    if prices is not None:
+        from helpers.formats.prices import cost_line
+        from helpers.formats.run_info import RunInfo
+
+        print(f"Model {cost_line(RunInfo.model_validate(run_info), prices)}.", file=out)
     if args.results is not None:
         scale.write_results(report, args, out, run_info)
     if args.out is not None:

@@ -174,3 +174,40 @@ def test_report_reads_the_schema_the_run_names_and_refuses_one_that_changed(proj
     assert report.main(["predicted.json", "--out", "page2.html"]) == 2
     assert "has changed since the run was scored" in capsys.readouterr().err
     assert not (project / "page2.html").exists()
+
+
+def test_a_price_table_turns_the_recorded_tokens_into_money_and_names_what_it_cannot_price(project, capsys):
+    factory(project, 0.0)
+    assert record_with_factory()[0] == 0
+    (project / "prices.json").write_text('{"stand-in": {"input_per_million": 2.0, "output_per_million": 10.0}}')
+    code, printed = run_score(*replay_args("replayed.json", "--prices", "prices.json"))
+    assert code == 0, printed
+    assert "Model cost 0.0009 at --prices." in printed  # 150 x 2 / 1e6 + 60 x 10 / 1e6
+    (project / "other.json").write_text('{"another-model": {"input_per_million": 2.0, "output_per_million": 10.0}}')
+    capsys.readouterr()
+    assert compare_main(["replayed.json", "replayed.json", "--prices", "other.json"]) == 0
+    assert "old cost 0.0000 at --prices (not priced, not in the table: stand-in)" in capsys.readouterr().out
+
+
+def test_a_bad_price_table_is_refused_naming_the_model_and_the_field(project):
+    (project / "prices.json").write_text('{"stand-in": {"input_per_million": -1, "output_per_million": 10.0}}')
+    code, printed = run_score(
+        "--schema", "po_schema:PurchaseOrder", "--cases", "cases.jsonl", "--predictions", "predictions.jsonl",
+        "--out", "predicted.json", "--prices", "prices.json",
+    )  # fmt: skip
+    assert code == 2 and not (project / "predicted.json").exists()
+    assert "prices.json: field 'input_per_million': model 'stand-in':" in printed, printed
+
+
+def test_score_live_keeps_cases_in_flight_and_prints_the_wall_time_beside_the_tokens(project, monkeypatch):
+    factory(project, 0.0)
+    monkeypatch.delenv("EVAL_NOTEBOOKS_MODE")
+    code, printed = run_score(
+        "--schema", "po_schema:PurchaseOrder", "--cases", "cases.jsonl", "--task", "po_task:task",
+        "--mode", "live", "--model", "po_models:model", "--concurrency", "2", "--out", "live.json",
+    )  # fmt: skip
+    assert code == 0, printed
+    assert "Model use: 3 model call(s), 150 input and 60 output tokens, wall time of the calls" in printed
+    run = json.loads((project / "live.json").read_text())["run"]
+    assert {source["origin"] for source in run["cases"].values()} == {"model"}
+    assert all("seconds" in source["usage"] for source in run["cases"].values())

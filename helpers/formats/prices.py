@@ -1,0 +1,79 @@
+"""A price table of the user's own (`--prices FILE`), which turns a run's tokens into money.
+
+No prices are built in: they differ by provider, region, contract and month. The file is one
+JSON object keyed by model id, each giving the price of a million input and a million output
+tokens, in whatever currency the user bills in::
+
+    {"us.anthropic.claude-haiku-4-5-20251001-v1:0": {"input_per_million": 1.0, "output_per_million": 5.0}}
+
+A case whose model id is not in the table is left out of the sum and named, never priced at 0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from helpers.formats import json as strict_json
+from helpers.formats.errors import FormatError, file_error, first_error, problem
+from helpers.formats.run_info import RunInfo
+
+FIX = 'write it as {"MODEL_ID": {"input_per_million": 1.0, "output_per_million": 5.0}, ...}'
+
+
+class Price(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    input_per_million: float = Field(ge=0)
+    output_per_million: float = Field(ge=0)
+
+
+class PricesError(FormatError):
+    """A price table that cannot be read; the message names the file, the model id, the field and the fix."""
+
+
+def read_prices(path: Path | str) -> dict[str, Price]:
+    """The price table at `path`, every entry checked."""
+    path = Path(path)
+    data = strict_json.read_document(path, ("no price table here", "check --prices"), FIX, error=PricesError)
+    if not isinstance(data, dict) or not data:
+        raise PricesError(file_error(path, "is not a JSON object of prices by model id", FIX))
+    prices = {}
+    for model_id, entry in data.items():
+        try:
+            prices[model_id] = Price.model_validate(entry)
+        except ValidationError as exc:
+            error = first_error(exc)
+            field = ".".join(str(part) for part in error["loc"]) or None
+            musts = {
+                "input_per_million": "must be the price of a million input tokens",
+                "output_per_million": "must be the price of a million output tokens",
+            }
+            raise PricesError(
+                file_error(path, f"model {model_id!r}: {problem(error, musts)}", FIX, field=field)
+            ) from None
+    return prices
+
+
+def run_cost(info: RunInfo | None, prices: dict[str, Price]) -> tuple[float, list[str]]:
+    """What the run's recorded tokens cost at `prices`, and the model ids (with usage) the table does not price."""
+    amount, unpriced = 0.0, set()
+    for source in info.cases.values() if info else []:
+        usage = source.usage or {}
+        if not usage.get("calls"):
+            continue
+        price = prices.get(source.model_id or "")
+        if price is None:
+            unpriced.add(source.model_id or "(no model id)")
+            continue
+        amount += usage.get("input_tokens", 0) * price.input_per_million / 1e6
+        amount += usage.get("output_tokens", 0) * price.output_per_million / 1e6
+    return amount, sorted(unpriced)
+
+
+def cost_line(info: RunInfo | None, prices: dict[str, Price]) -> str:
+    """`cost 0.0123 at --prices` with what could not be priced, for a command to print."""
+    amount, unpriced = run_cost(info, prices)
+    missing = f" (not priced, not in the table: {', '.join(unpriced)})" if unpriced else ""
+    return f"cost {amount:,.4f} at --prices{missing}"
