@@ -26,16 +26,13 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from helpers import outputs
 from helpers.commands import exits
 from helpers.commands import scale_options as scale  # standard library only at import: --help stays fast
 from helpers.errors import EvalError
 from helpers.files import WriteError, one_step
-
-if TYPE_CHECKING:
-    pass
 
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
@@ -203,10 +200,10 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO, err: TextIO) ->
         report = score_task_sync(cases, agent.task, evaluator, max_workers=agent.concurrency)  # the one scoring step
         agent.finish()
         agent.refuse_if_incomplete()
-        from helpers.exchanges.usage import total
-
     sources = _predicted(args, cases) if args.predictions is not None else agent.sources()
     if args.predictions is None:
+        from helpers.exchanges.usage import total
+
         measured = all(source["origin"] == "model" for source in sources.values())
         what = "Model use" if measured else "Model use as the cassettes record it (not all from a model)"
         print(f"{what}: {total(agent.usages().values()).describe()}.", file=out)
