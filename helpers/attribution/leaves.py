@@ -319,6 +319,8 @@ def _field_costs(
 ) -> Iterator[Leaf]:
     """What one field cost, `share` being its part of the document's score."""
     expected, got = getattr(want, name), getattr(have, name, None)
+    if expected == got:  # equal values score 1 with every comparator: nothing to ask stickler
+        return
     if item is None and _model_list(expected) and _model_list(got):
         yield from _list_costs(expected, got, path, share)
         return
@@ -501,7 +503,9 @@ def _unexplained(
 
     A top-level leaf scoring below 1 that its counts call a match is partial; a list of models with no
     pair below the threshold scores at most its matched pairs over the longer list's length, and any
-    less means a partial leaf inside a pair. A nested model, or no scores to read, is walked.
+    less means a leaf inside a pair that cost points: a wrong one the counts show, or a partial one,
+    and only the walk tells them apart (a comparator that does not clip, such as `FuzzyComparator`,
+    leaves a wrong leaf part of its score). A nested model, or no scores to read, is walked.
     """
     if any(counts[path].fd for path in lists if path in counts):
         return True
