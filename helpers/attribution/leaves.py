@@ -5,12 +5,14 @@ and for the leaves of list items that paired. It does not list a leaf that match
 threshold with a score below 1 (a name one letter off, under `LevenshteinComparator@0.85`), yet
 that leaf lowers the document's score: here it is a `partial` leaf. Every row carries its `cost`,
 the part of `1 - score` it accounts for, found by walking the document as stickler scores it
-(`leaf_costs`), so a document's costs add up to what it lost (`check_costs`). A list item whose similarity falls below its class's
-`match_threshold` is different: stickler counts it as one false discovery of the list and never
-descends into it, so nothing says which of its leaves pulled it under. For such an item this module
-scores each leaf the way stickler scored the pair when it matched the lists (`StructuredModel.compare`:
-the weighted mean of each field's raw comparator score, fields absent on both sides left out), so the
-leaves' shares of the shortfall add up to stickler's own item similarity. `check_item` proves it.
+(`leaf_costs`), so a document's costs add up to what it lost (`check_costs`).
+
+A list item whose similarity falls below its class's `match_threshold` is different: stickler
+counts it as one false discovery of the list and never descends into it, so nothing says which of
+its leaves pulled it under. For such an item this module scores each leaf the way stickler scored
+the pair when it matched the lists (`StructuredModel.compare`: the weighted mean of each field's
+raw comparator score, fields absent on both sides left out), so the leaves' shares of the shortfall
+add up to stickler's own item similarity. `check_item` proves it.
 
     spec = stickler.eval_for(Schema, match_threshold=0.7)
     diff = document_diff(spec, case.expected_output, output, name=case.name)
@@ -304,7 +306,9 @@ def leaf_costs(expected: StructuredModel, got: StructuredModel) -> list[Leaf]:
     return list(_model_costs(expected, got, "", 1.0, None))
 
 
-def _model_costs(want: StructuredModel, have: StructuredModel, prefix: str, scale: float, item: str | None) -> Iterator[Leaf]:
+def _model_costs(
+    want: StructuredModel, have: StructuredModel, prefix: str, scale: float, item: str | None
+) -> Iterator[Leaf]:
     cls = type(want)
     names = [name for name in cls.model_fields if name != "extra_fields"]
     weights = [float(cls._get_comparison_info(name).weight) for name in names]
@@ -336,8 +340,21 @@ def _field_costs(
                 yield replace(leaf, kind=kind, share=None, item=None, cost=share * leaf.share)
         return
     comparator, threshold, weight = _comparator_info(type(want), name)
-    kind = BELOW if item else MISSING if counts["fn"] else INVENTED if counts["fa"] else PARTIAL if counts["tp"] else WRONG
-    yield Leaf(path, kind, _plain(expected), _plain(got), comparator, threshold, weight, raw, item=item, cost=share * (1 - applied))
+    kind = (
+        BELOW if item else MISSING if counts["fn"] else INVENTED if counts["fa"] else PARTIAL if counts["tp"] else WRONG
+    )
+    yield Leaf(
+        path,
+        kind,
+        _plain(expected),
+        _plain(got),
+        comparator,
+        threshold,
+        weight,
+        raw,
+        item=item,
+        cost=share * (1 - applied),
+    )
 
 
 def _list_costs(expected: list, got: list, path: str, share: float) -> Iterator[Leaf]:

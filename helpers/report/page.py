@@ -21,7 +21,21 @@ from helpers.report.content import Content, overall_line, table_cells
 
 PAGE_SIZE = 50
 LEAF_COLUMNS = ("path", "kind", "expected", "got", "comparator", "score", "share", "cost")
-_NUMERIC = {"tp", "fn", "fa", "fd", "precision", "recall", "f1", "total", "documents", "change", "score", "share", "cost"}
+_NUMERIC = {
+    "tp",
+    "fn",
+    "fa",
+    "fd",
+    "precision",
+    "recall",
+    "f1",
+    "total",
+    "documents",
+    "change",
+    "score",
+    "share",
+    "cost",
+}
 
 
 def table(frame: pd.DataFrame | None, table_id: str, sortable: bool) -> Markup:

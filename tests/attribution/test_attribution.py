@@ -434,5 +434,6 @@ def test_score_failures_flag_prints_the_table(tmp_path):
     assert "Failures by kind (per field path, list indices folded):" in printed
     failures = printed.split("Failures by kind")[1]
     line = next(line for line in failures.splitlines() if line.startswith("line_items "))
-    # missing, invented, wrong value, partial, below threshold, unreadable: the invented SKU-9 line; the `wrong` case's item
+    # missing, invented, wrong value, partial, below threshold, unreadable:
+    # the invented SKU-9 line, and the `wrong` case's item
     assert line.split()[1:7] == ["0", "1", "0", "0", "1", "0"]

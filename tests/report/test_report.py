@@ -252,14 +252,18 @@ def test_summary_is_safe_to_paste_and_the_page_shows_a_partial_leaf(tmp_path):
     summary = (tmp_path / "s.md").read_text(encoding="utf-8")
     assert "<script>" not in summary and "&lt;/script>&lt;script>alert(1)&lt;/script>" in summary
     assert "claim-07 \\| \\*draft\\*" in summary
-    table = [line for line in summary.split("### What got worse where")[1].split("###")[0].splitlines() if line.startswith("|")]
+    table = [
+        line
+        for line in summary.split("### What got worse where")[1].split("###")[0].splitlines()
+        if line.startswith("|")
+    ]
     cells = [len(re.findall(r"(?<!\\)\|", line)) for line in table]
     assert len(table) == 3 and len(set(cells)) == 1  # header, rule and the one row: no cell broke out
     assert "| vendor_name | partial | 0 | 2 | 2 |" in summary
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     data = json.loads(re.search(r'<script id="document-data" type="application/json">(.*?)</script>', html, re.S)[1])
     assert HOSTILE not in html  # escaped in the markup and in the JSON block
-    for name, score, _passed, leaves in data["documents"]:
+    for _name, score, _passed, leaves in data["documents"]:
         ((path, _field, kind, expected, shown, _comparator, value, _share, cost),) = leaves
         assert (path, kind, expected, shown) == ("vendor_name", "partial", "Bruno Keller", "Bruno Kellner")
         assert value == f"{12 / 13:.3f}" and cost == f"{1 - score:.3f}" == "0.015"
@@ -271,6 +275,9 @@ def test_a_markdown_cell_holds_any_text_on_one_line():
     from helpers.report.summary import inline, markdown_table
 
     assert inline("a|b\nc\r\nd") == "a\\|b c d"
-    assert inline("line_items") == "line_items" and inline("_draft_ [x](y) `z` a&b") == "\\_draft\\_ \\[x\\](y) \\`z\\` a&amp;b"
+    assert (
+        inline("line_items") == "line_items"
+        and inline("_draft_ [x](y) `z` a&b") == "\\_draft\\_ \\[x\\](y) \\`z\\` a&amp;b"
+    )
     table = markdown_table(pd.DataFrame({"value": ["one | two\nthree", HOSTILE]})).splitlines()
     assert table[2:] == ["| one \\| two three |", "| po-&lt;/script>&lt;script>alert(1)&lt;/script> |"]
