@@ -10,8 +10,9 @@ Figures, each the median of `--rounds` interleaved rounds with its range:
 - scoring: `score_outputs_sync` of the same documents (what every run pays), the peer;
 - rows: `rows_from_report(report)` (the per-document counts, as before), the floor;
 - rows + failures: `rows_from_report(report, spec)`, which also reads each document's failures by
-  kind from its counts and, where a list item fell below the threshold, matches that document's
-  lists again and scores the leaves of each such item;
+  kind from its counts and, where the counts and field scores leave a leaf unexplained (a list item
+  below the threshold, or a list scoring below what its counts allow), walks that document for
+  the leaves that pulled each item under and the partial matches;
 - page: `helpers.report.page.render` of a run of 10,000 documents with two wrong leaves each,
   against `json.dumps` of the same document rows (the part of the page that grows with the run);
   and the page's size in bytes.

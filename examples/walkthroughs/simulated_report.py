@@ -16,8 +16,8 @@ def synthetic_content(documents: int = 10_000) -> Content:
     """A run of `documents` synthetic documents, each a list item below the threshold and its culprit leaf."""
     names = [f"doc-{index:05d}" for index in range(documents)]
     run = Run("synthetic", {name: Document(0.8, "Synthetic", {"lines": (9, 1, 0, 0, 1, 0)}) for name in names}, {})
-    item = ["below threshold", '{"sku":"A-1","qty":5}', '{"sku":"A-1","qty":6}', "Line", "0.500", ""]
-    leaf = ["below threshold", "5", "6", "NumericComparator", "0.000", "0.500"]
+    item = ["below threshold", '{"sku":"A-1","qty":5}', '{"sku":"A-1","qty":6}', "Line", "0.500", "", "0.200"]
+    leaf = ["below threshold", "5", "6", "NumericComparator", "0.000", "0.500", "0.200"]  # each costs 1 - 0.8
     rows = [
         [
             name,

@@ -1,4 +1,4 @@
-"""Where a structured output broke: every wrong leaf of a document, and a run's failures by kind.
+"""Where a structured output broke: every leaf of a document that cost it points, and a run's failures by kind.
 
 `leaves` reads stickler's `non_matches` for one document and, for a list item below the match
 threshold, scores that item's leaves with stickler's own comparators; `kinds` folds the leaves

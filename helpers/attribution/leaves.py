@@ -1,16 +1,22 @@
-"""One document's leaf diff: every leaf that differs, how, and by the comparator's own score.
+"""One document's leaf diff: every leaf that cost it points, how, and what it cost.
 
 stickler's `non_matches` already lists each wrong leaf, with both values, for top-level fields
-and for the leaves of list items that paired. A list item whose similarity falls below its class's
-`match_threshold` is different: stickler counts it as one false discovery of the list and never
-descends into it, so nothing says which of its leaves pulled it under. For such an item this module
-scores each leaf the way stickler scored the pair when it matched the lists (`StructuredModel.compare`:
-the weighted mean of each field's raw comparator score, fields absent on both sides left out), so the
-leaves' shares of the shortfall add up to stickler's own item similarity. `check_item` proves it.
+and for the leaves of list items that paired. It does not list a leaf that matched above its
+threshold with a score below 1 (a name one letter off, under `LevenshteinComparator@0.85`), yet
+that leaf lowers the document's score: here it is a `partial` leaf. Every row carries its `cost`,
+the part of `1 - score` it accounts for, found by walking the document as stickler scores it
+(`leaf_costs`), so a document's costs add up to what it lost (`check_costs`).
+
+A list item whose similarity falls below its class's `match_threshold` is different: stickler
+counts it as one false discovery of the list and never descends into it, so nothing says which of
+its leaves pulled it under. For such an item this module scores each leaf the way stickler scored
+the pair when it matched the lists (`StructuredModel.compare`: the weighted mean of each field's
+raw comparator score, fields absent on both sides left out), so the leaves' shares of the shortfall
+add up to stickler's own item similarity. `check_item` proves it.
 
     spec = stickler.eval_for(Schema, match_threshold=0.7)
     diff = document_diff(spec, case.expected_output, output, name=case.name)
-    diff.rows()   # one dict per wrong leaf: path, kind, expected, got, comparator, score, share
+    diff.rows()   # one dict per leaf that cost points: path, kind, expected, got, comparator, score, share, cost
 """
 
 from __future__ import annotations
@@ -29,13 +35,15 @@ from stickler.structured_object_evaluator.models.null_helper import NullHelper
 
 # The kinds of miss, in the order tables show them.
 MISSING, INVENTED, WRONG, BELOW, UNREADABLE = "missing", "invented", "wrong value", "below threshold", "unreadable"
-KINDS = (MISSING, INVENTED, WRONG, BELOW, UNREADABLE)
+PARTIAL = "partial"  # matched at or above its threshold, with a score below 1
+KINDS = (MISSING, INVENTED, WRONG, PARTIAL, BELOW, UNREADABLE)
 OUTPUT_PATH = "(output)"  # where an output that could not be read as the schema is reported
 _STICKLER_KINDS = {"false_negative": MISSING, "false_alarm": INVENTED, "false_discovery": WRONG}
 _STEP = re.compile(r"([^.\[\]]+)(?:\[(\d+)\])?")
 _INDEX = re.compile(r"\[\d+\]")
 _MATCHER = HungarianMatcher(StructuredModelComparator())  # how stickler pairs the items of a list of models
-COLUMNS = ("path", "kind", "expected", "got", "comparator", "threshold", "weight", "score", "share", "item")
+_COUNTED = 0.01  # stickler's list score counts a pair scoring below this as 0 (`StructuredListComparator`)
+COLUMNS = ("path", "kind", "expected", "got", "comparator", "threshold", "weight", "score", "share", "cost", "item")
 
 
 def fold(path: str) -> str:
@@ -49,7 +57,8 @@ class Leaf:
 
     `score` is the comparator's raw similarity (before its threshold); `share` is set on the leaves
     of a list item below the match threshold: how much of the item's similarity this leaf cost,
-    `weight * (1 - score) / total weight`, so `1 - sum(shares)` is the item's similarity.
+    `weight * (1 - score) / total weight`, so `1 - sum(shares)` is the item's similarity. `cost` is
+    how much of the document's score the row cost (a whole item: the sum over its leaves).
     """
 
     path: str
@@ -62,6 +71,7 @@ class Leaf:
     score: float | None = None
     share: float | None = None
     item: str | None = None  # the below-threshold item this leaf belongs to
+    cost: float | None = None
 
     @property
     def field(self) -> str:
@@ -101,8 +111,13 @@ class DocumentDiff:
     reason: str = ""
 
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per wrong leaf; a below-threshold item is followed by the leaves that pulled it under."""
+        """One dict per leaf that cost points; a below-threshold item is followed by the leaves that pulled it under."""
         return [leaf.row() for leaf in self.leaves]
+
+    @property
+    def lost(self) -> float:
+        """What the rows cost the document, each counted once (an item's leaves are in its own row's cost)."""
+        return sum(leaf.cost or 0.0 for leaf in self.leaves if leaf.item is None)
 
 
 def _comparator_info(cls: type[StructuredModel], name: str) -> tuple[str, float, float]:
@@ -228,7 +243,154 @@ def diff_models(expected: StructuredModel, got: StructuredModel, name: str = "")
         items.append(below)
         leaves.append(replace(leaf, kind=BELOW, score=below.similarity))
         leaves.extend(below.culprits)
-    return DocumentDiff(name=name, score=float(raw.get("overall_score", 0.0)), leaves=tuple(leaves), items=tuple(items))
+    costed = with_costs(leaves, leaf_costs(expected, got))
+    return DocumentDiff(name=name, score=float(raw.get("overall_score", 0.0)), leaves=costed, items=tuple(items))
+
+
+def with_costs(rows: Iterable[Leaf], costs: Iterable[Leaf]) -> tuple[Leaf, ...]:
+    """The rows, each with the cost of the leaves under its path, then every costed leaf no row covers.
+
+    A leaf of an item below the threshold is covered by the item's row (its own row has its cost too,
+    but the item's row counts it). A whole list stickler lists item by item (a list of models invented
+    where none was expected) is split evenly over its items' rows. What no row covers is a leaf
+    stickler does not list: a `partial` one.
+    """
+    costs = list(costs)
+    covered: set[int] = set()
+    found = []
+    for row in rows:
+        under = [index for index, leaf in enumerate(costs) if _covers(row, leaf)]
+        if row.item is None:
+            covered.update(under)
+        found.append(replace(row, cost=sum(costs[index].cost or 0.0 for index in under)))
+    extra = []
+    for index, leaf in enumerate(costs):
+        if index in covered:
+            continue
+        items = [
+            at
+            for at, row in enumerate(found)
+            if row.item is None and _within(row.path, leaf.path) and (row.kind == INVENTED) == (leaf.kind == INVENTED)
+        ]
+        for at in items:
+            found[at] = replace(found[at], cost=(found[at].cost or 0.0) + (leaf.cost or 0.0) / len(items))
+        if not items:
+            extra.append(leaf)
+    return (*found, *extra)
+
+
+def _covers(row: Leaf, leaf: Leaf) -> bool:
+    """Whether `leaf` lies under `row`. An invented item is named by its index in the output, a paired
+    or missing one by the labelled item's index, so `lines[4]` may be both: an invented row covers only
+    the invented item, and only an invented row covers it."""
+    if INVENTED in (row.kind, leaf.kind):
+        return row.kind == leaf.kind and row.path == leaf.path
+    return _within(leaf.path, row.path)
+
+
+def _within(path: str, row: str) -> bool:
+    return path == row or path.startswith((f"{row}.", f"{row}["))
+
+
+def leaf_costs(expected: StructuredModel, got: StructuredModel) -> list[Leaf]:
+    """Every leaf that cost the document points, with its cost: together they are `1 - score`.
+
+    The walk follows `compare_with`: a model's score is the weight-averaged threshold-applied score
+    of its fields; a list of models scores the mean of its pairs' scores (each pair compared as its
+    class, a pair under 0.01 counted as 0) times pairs over the longer list's length, so each item
+    left unpaired costs its list's share over that length; a nested model scores its raw similarity
+    (`compare`), split over its fields by `item_leaves`. A pair scoring 1 is not walked into, so this
+    costs little more than stickler's own pairing of the lists. The leaves of an item below the
+    match threshold are `below threshold` leaves of that item, one per field.
+    """
+    return list(_model_costs(expected, got, "", 1.0, None))
+
+
+def _model_costs(
+    want: StructuredModel, have: StructuredModel, prefix: str, scale: float, item: str | None
+) -> Iterator[Leaf]:
+    cls = type(want)
+    names = [name for name in cls.model_fields if name != "extra_fields"]
+    weights = [float(cls._get_comparison_info(name).weight) for name in names]
+    total = sum(weights)
+    for name, weight in zip(names, weights, strict=True):
+        if total > 0 and weight > 0:
+            yield from _field_costs(want, have, name, f"{prefix}{name}", scale * weight / total, item)
+
+
+def _field_costs(
+    want: StructuredModel, have: StructuredModel, name: str, path: str, share: float, item: str | None
+) -> Iterator[Leaf]:
+    """What one field cost, `share` being its part of the document's score."""
+    expected, got = getattr(want, name), getattr(have, name, None)
+    if expected == got:  # equal values score 1 with every comparator: nothing to ask stickler
+        return
+    if item is None and _model_list(expected) and _model_list(got):
+        yield from _list_costs(expected, got, path, share)
+        return
+    result = want._dispatch_field_comparison(name, expected, got)  # stickler's own score of this field
+    applied, raw = float(result["threshold_applied_score"]), float(result["raw_similarity_score"])
+    if applied >= 1:
+        return
+    counts = result["overall"]
+    if item is None and counts["tp"] and isinstance(expected, StructuredModel) and isinstance(got, StructuredModel):
+        for leaf in item_leaves(expected, got, path):  # a nested model: its raw similarity, field by field
+            if leaf.share:
+                kind = PARTIAL if (leaf.score or 0.0) >= (leaf.threshold or 0.0) else WRONG
+                yield replace(leaf, kind=kind, share=None, item=None, cost=share * leaf.share)
+        return
+    comparator, threshold, weight = _comparator_info(type(want), name)
+    kind = (
+        BELOW if item else MISSING if counts["fn"] else INVENTED if counts["fa"] else PARTIAL if counts["tp"] else WRONG
+    )
+    yield Leaf(
+        path,
+        kind,
+        _plain(expected),
+        _plain(got),
+        comparator,
+        threshold,
+        weight,
+        raw,
+        item=item,
+        cost=share * (1 - applied),
+    )
+
+
+def _list_costs(expected: list, got: list, path: str, share: float) -> Iterator[Leaf]:
+    threshold = float(type(expected[0]).match_threshold)
+    step = share / max(len(expected), len(got))
+    pairs = _MATCHER.calculate_metrics(expected, got)["matched_pairs"]
+    for index, partner, similarity in pairs:
+        if similarity >= 1:
+            continue
+        inside = f"{path}[{index}]"
+        below = inside if similarity < threshold else None
+        leaves = list(_model_costs(expected[index], got[partner], f"{inside}.", step, below))
+        lost = sum(leaf.cost or 0.0 for leaf in leaves)
+        if lost > step * (1 - _COUNTED):  # the pair scored under 0.01: stickler counts it as 0
+            leaves = [replace(leaf, cost=(leaf.cost or 0.0) * step / lost) for leaf in leaves]
+        yield from leaves
+    cls = type(expected[0])
+    for side, values, kind in ((0, expected, MISSING), (1, got, INVENTED)):
+        paired = {pair[side] for pair in pairs}
+        for index, value in enumerate(values):
+            if index not in paired:
+                plain = _plain(value)
+                yield Leaf(
+                    f"{path}[{index}]",
+                    kind,
+                    expected=plain if kind == MISSING else None,
+                    got=plain if kind == INVENTED else None,
+                    comparator=cls.__name__,
+                    threshold=threshold,
+                    cost=step,
+                )
+
+
+def check_costs(diff: DocumentDiff) -> bool:
+    """Whether the document's leaf costs add up to what it lost, `1 - score` (to floating-point precision)."""
+    return diff.score is not None and math.isclose(diff.lost, 1.0 - diff.score, rel_tol=0, abs_tol=1e-9)
 
 
 def document_diff(spec: Any, expected: Any, got: Any, name: str = "") -> DocumentDiff:
@@ -313,14 +475,18 @@ def _models_in(annotation: Any) -> tuple[type[StructuredModel], bool] | None:
     return None
 
 
-def counted_failures(spec: Any, counts: Mapping[str, Any], expected: Any, got: Any) -> dict[str, dict[str, int]]:
-    """One document's failures by kind from stickler's own counts, diffing only what the counts cannot say.
+def counted_failures(
+    spec: Any, counts: Mapping[str, Any], expected: Any, got: Any, scores: Mapping[str, float] | None = None
+) -> dict[str, dict[str, int]]:
+    """One document's failures by kind from stickler's own counts, walking only what the counts cannot say.
 
     On every leaf path and list path, `fn` is `missing`, `fa` `invented`, and `fd` `wrong value`
     (`below threshold` on a list of models): what `document_diff` finds, at the cost of no comparison
-    (tests/attribution/test_attribution.py checks the two agree on every walkthrough document). Only a document
-    with a list item below the threshold is compared again, and only its lists (`items_below`), for
-    the leaves that pulled each such item under.
+    (tests/attribution/test_attribution.py checks the two agree on every walkthrough document and on
+    random nested ones). `scores` are the comparison's top-level `field_scores`. Only a document the
+    counts leave unexplained is walked (`leaf_costs`): one with a list item below the threshold (for
+    the leaves that pulled it under) or a field scoring below what its counts allow (for the
+    `partial` leaves, which stickler counts as true positives).
     """
     leaves, lists = model_shape(spec.eval_model)
     found: dict[str, dict[str, int]] = {}
@@ -334,42 +500,44 @@ def counted_failures(spec: Any, counts: Mapping[str, Any], expected: Any, got: A
         ):
             if count:
                 found.setdefault(path, {})[kind] = count
-    if any(counts[path].fd for path in lists if path in counts):
-        try:
-            want, have = as_models(spec, expected, got)
-        except (ValueError, TypeError):
-            return found  # unreadable: no item to split (`document_diff` gives its one entry)
-        for path, item, paired in items_below(want, have):
-            for leaf in item_leaves(item, paired, path):
-                if (leaf.share or 0.0) > 0:
-                    kinds = found.setdefault(leaf.field, {})
-                    kinds[BELOW] = kinds.get(BELOW, 0) + 1
+    if not _unexplained(counts, scores, leaves, lists):
+        return found
+    try:
+        want, have = as_models(spec, expected, got)
+    except (ValueError, TypeError):
+        return found  # unreadable: nothing to walk (`document_diff` gives its one entry)
+    for leaf in leaf_costs(want, have):
+        if leaf.item is not None or leaf.kind == PARTIAL:
+            kinds = found.setdefault(leaf.field, {})
+            kinds[leaf.kind] = kinds.get(leaf.kind, 0) + 1
     return found
 
 
-def items_below(expected: StructuredModel, got: StructuredModel, prefix: str = "") -> Iterator[tuple[str, Any, Any]]:
-    """Every pair of list items stickler pairs below its class's `match_threshold`: `(path, expected, got)`.
+def _unexplained(
+    counts: Mapping[str, Any], scores: Mapping[str, float] | None, leaves: frozenset[str], lists: frozenset[str]
+) -> bool:
+    """Whether a document may hold a leaf the counts do not show: a pair below the threshold, or a partial leaf.
 
-    The pairs `document_diff` splits into leaves, found as stickler finds them (its Hungarian
-    matching of each list of models, descending into nested models and into the items that paired
-    at or above the threshold) and nothing else: `counted_failures` needs only these, where a full
-    diff matches each list twice and compares every leaf again (about three times the cost on
-    documents of 20 line items).
+    A top-level leaf scoring below 1 that its counts call a match is partial; a list of models with no
+    pair below the threshold scores at most its matched pairs over the longer list's length, and any
+    less means a leaf inside a pair that cost points: a wrong one the counts show, or a partial one,
+    and only the walk tells them apart (a comparator that does not clip, such as `FuzzyComparator`,
+    leaves a wrong leaf part of its score). A nested model, or no scores to read, is walked.
     """
-    for name in type(expected).model_fields:
-        if name == "extra_fields":
+    if any(counts[path].fd for path in lists if path in counts):
+        return True
+    if scores is None:
+        return True
+    for name, score in scores.items():
+        values = counts.get(name)
+        if score >= 1 or (values is not None and name in leaves and not values.tp):
             continue
-        want, have = getattr(expected, name, None), getattr(got, name, None)
-        path = f"{prefix}{name}"
-        if isinstance(want, StructuredModel) and isinstance(have, StructuredModel):
-            yield from items_below(want, have, f"{path}.")
-        elif _model_list(want) and _model_list(have):
-            threshold = type(want[0]).match_threshold
-            for index, pair, score in _MATCHER.calculate_metrics(want, have)["matched_pairs"]:
-                if score < threshold:
-                    yield f"{path}[{index}]", want[index], have[pair]
-                else:
-                    yield from items_below(want[index], have[pair], f"{path}[{index}].")
+        if values is None or name not in lists:
+            return True
+        longest = max(values.tp + values.fd + values.fn, values.tp + values.fd + values.fa)
+        if longest and score < values.tp / longest - 1e-9:
+            return True
+    return False
 
 
 def _model_list(value: Any) -> TypeGuard[list]:

@@ -100,7 +100,8 @@ def row_from_case(
     A case whose rows carry the evaluator's marker is `scored`; an output the evaluator could not
     read is `unreadable`; a case with no rows at all failed before scoring (the reason says why);
     a row without a verdict on offer (no ground truth) is `not_applicable`. `failures`, when given,
-    is called with a scored case's counts and returns its failures by kind. Without `counts` a
+    is called with a scored case's counts and its comparison's `field_scores`, and returns its
+    failures by kind. Without `counts` a
     scored row carries no counts (the caller sums them per batch with `totals`).
     """
     outputs = list(outputs)
@@ -117,7 +118,7 @@ def row_from_case(
             if not counts:
                 return ResultRow(**scored)
             overall, paths = _aggregate(detail["comparison"])
-            failed = failures(paths) if failures is not None else {}
+            failed = failures(paths, detail["comparison"].get("field_scores")) if failures is not None else {}
             return ResultRow(**scored, overall=overall, counts=paths, failures=failed)
         if detail.get("error") == "unreadable":
             return ResultRow(**base, status="unreadable", failures=UNREADABLE_FAILURES if failures else {})
@@ -148,8 +149,10 @@ def rows_from_report(report: StructuredOutputReport, spec: Any = None, counts: b
     """
     for index, case, reason, outputs in report_cases(report):
 
-        def failures(counts: Mapping[str, Counts], case: Mapping[str, Any] = case) -> dict[str, dict[str, int]]:
-            return counted_failures(spec, counts, case["expected_output"], case.get("actual_output"))
+        def failures(
+            counts: Mapping[str, Counts], scores: Mapping[str, float] | None, case: Mapping[str, Any] = case
+        ) -> dict[str, dict[str, int]]:
+            return counted_failures(spec, counts, case["expected_output"], case.get("actual_output"), scores)
 
         yield row_from_case(
             case_name(case, index),

@@ -1,6 +1,6 @@
 """What a report shows, gathered from one run (and optionally the run it is compared against).
 
-Everything here is data: pandas tables, an SVG string, and each document's wrong leaves as plain
+Everything here is data: pandas tables, an SVG string, and each document's costly leaves as plain
 lists, so the HTML page and the Markdown summary render the same numbers.
 """
 
@@ -57,7 +57,7 @@ class Content:
     failures_delta: pd.DataFrame | None = None
     repairs: pd.DataFrame | None = None
     documents: list[list[Any]] = field(default_factory=list)  # [name, score, pass, [leaf, ...]], worst first
-    perfect: int = 0  # scored documents with no wrong leaf, not listed
+    perfect: int = 0  # scored documents with no leaf that cost points, not listed
 
 
 def read_side(path: Path, spec: Any) -> Side:
@@ -117,7 +117,7 @@ def _number(value: float | None) -> str:
 
 
 def document_rows(side: Side) -> tuple[list[list[Any]], int]:
-    """Each document with a wrong leaf, worst score first, as plain lists; and how many had none."""
+    """Each document with a leaf that cost points, worst score first, as plain lists; and how many had none."""
     if side.diffs is None:
         return [], 0
     scores = {name: document.score for name, document in side.run.documents.items()}
@@ -136,6 +136,7 @@ def document_rows(side: Side) -> tuple[list[list[Any]], int]:
                 leaf.comparator or "",
                 _number(leaf.score),
                 _number(leaf.share),
+                _number(leaf.cost),
             ]
             for leaf in diff.leaves
         ]

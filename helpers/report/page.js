@@ -62,7 +62,7 @@
       var row = body.insertRow();
       row.className = "k-" + leaf[2].replace(/ /g, "-") + (leaf[7] ? " culprit" : "");
       cell(row, leaf[0], "path"); cell(row, leaf[2]); cell(row, leaf[3], "expected"); cell(row, leaf[4], "got");
-      cell(row, leaf[5]); cell(row, leaf[6], "num"); cell(row, leaf[7], "num");
+      cell(row, leaf[5]); cell(row, leaf[6], "num"); cell(row, leaf[7], "num"); cell(row, leaf[8], "num");
     });
     section.appendChild(table);
     return section;

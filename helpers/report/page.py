@@ -1,6 +1,6 @@
 """The HTML page: one file, no network, tables readable with JavaScript off.
 
-Jinja2 renders the tables and the first page of documents as plain HTML; every document's wrong
+Jinja2 renders the tables and the first page of documents as plain HTML; every document's costly
 leaves also travel as one JSON block that `page.js` (inlined) pages and filters, so a run of
 10,000 documents is a page of HTML and a compact JSON string, not 10,000 tables for the browser
 to lay out.
@@ -20,8 +20,22 @@ from helpers.attribution.leaves import KINDS
 from helpers.report.content import Content, overall_line, table_cells
 
 PAGE_SIZE = 50
-LEAF_COLUMNS = ("path", "kind", "expected", "got", "comparator", "score", "share")
-_NUMERIC = {"tp", "fn", "fa", "fd", "precision", "recall", "f1", "total", "documents", "change", "score", "share"}
+LEAF_COLUMNS = ("path", "kind", "expected", "got", "comparator", "score", "share", "cost")
+_NUMERIC = {
+    "tp",
+    "fn",
+    "fa",
+    "fd",
+    "precision",
+    "recall",
+    "f1",
+    "total",
+    "documents",
+    "change",
+    "score",
+    "share",
+    "cost",
+}
 
 
 def table(frame: pd.DataFrame | None, table_id: str, sortable: bool) -> Markup:
@@ -49,13 +63,13 @@ def document(doc: list[Any]) -> Markup:
     name, score, passed, leaves = doc
     verdict = '<span class="pass">pass</span>' if passed else '<span class="fail">FAIL</span>'
     rows = []
-    for path, _field, kind, expected, got, comparator, value, share in leaves:
+    for path, _field, kind, expected, got, comparator, value, share, cost in leaves:
         css = "k-" + kind.replace(" ", "-") + (" culprit" if share else "")
         rows.append(
             f'<tr class="{css}"><td class="path">{escape(path)}</td><td>{escape(kind)}</td>'
             f'<td class="expected">{escape(expected)}</td><td class="got">{escape(got)}</td>'
             f'<td>{escape(comparator)}</td><td class="num">{escape(value)}</td>'
-            f'<td class="num">{escape(share)}</td></tr>'
+            f'<td class="num">{escape(share)}</td><td class="num">{escape(cost)}</td></tr>'
         )
     head = "".join(f"<th>{name}</th>" for name in LEAF_COLUMNS)
     return Markup(

@@ -1,18 +1,35 @@
-"""The Markdown summary: a few lines and short tables, for a CI job's summary page."""
+"""The Markdown summary: a few lines and short tables, for a CI job's summary page.
+
+Every name and value it shows (case names, field paths, file names) goes through `inline`, so a
+case named `po-</script><script>alert(1)</script>` is text on the page, and a `|` or a line break
+in a value stays inside its table cell, as the HTML page escapes them.
+"""
 
 from __future__ import annotations
+
+import re
 
 import pandas as pd
 
 from helpers.report.content import Content, overall_line, table_cells
 
 ROWS = 5  # rows per table: the page has the rest
+# What Markdown or HTML would read as markup: `&` and `<` (entities and tags), the inline marks, a
+# table's `|`, and `_` where it can open or close emphasis (not inside a word, as in `line_items`).
+_MARKUP = re.compile(r"[\\`*\[\]|~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_ENTITIES = {"&": "&amp;", "<": "&lt;"}
+
+
+def inline(value: object) -> str:
+    """`value` as text that Markdown and HTML show as it is, on one line (a line break becomes a space)."""
+    text = re.sub(r"[&<]", lambda match: _ENTITIES[match.group()], str(value))
+    return " ".join(_MARKUP.sub(lambda match: "\\" + match.group(), text).splitlines())
 
 
 def markdown_table(frame: pd.DataFrame, limit: int = ROWS) -> str:
     columns, rows = table_cells(frame.head(limit))
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    lines = ["| " + " | ".join(map(inline, columns)) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(map(inline, row)) + " |" for row in rows]
     if len(frame) > limit:
         lines.append(f"\n({len(frame) - limit} more row(s) in the HTML report)")
     return "\n".join(lines)
@@ -20,11 +37,11 @@ def markdown_table(frame: pd.DataFrame, limit: int = ROWS) -> str:
 
 def summary(content: Content, html_name: str) -> str:
     """The summary text: the run, the overall change, the gates, and the worst fields by kind of miss."""
-    parts = [f"## {content.title}", "", overall_line(content) + "."]
+    parts = [f"## {inline(content.title)}", "", overall_line(content) + "."]
     if content.overall_table is not None and content.old is not None:  # an overall change needs an old run
         row = content.overall_table.iloc[0]
         parts.append(
-            f"Against {content.old.path.name}: change {row['delta']:+.3f} "
+            f"Against {inline(content.old.path.name)}: change {row['delta']:+.3f} "
             f"[{row['low']:+.3f}, {row['high']:+.3f}], {row['verdict']}."
         )
     if content.gates_table is not None:
@@ -42,5 +59,5 @@ def summary(content: Content, html_name: str) -> str:
     if content.failures_table is not None and not content.failures_table.empty:
         table = content.failures_table.drop(columns="in")
         parts += ["", "### Failures by kind", "", markdown_table(table)]
-    parts += ["", f"Every document's leaf diff is in `{html_name}`."]
+    parts += ["", f"Every document's leaf diff is in {inline(html_name)}."]
     return "\n".join(parts) + "\n"

@@ -1,16 +1,19 @@
-"""Leaf attribution: every wrong leaf, below-threshold items split into the leaves that pulled them under.
+"""Leaf attribution: every leaf that cost points, below-threshold items split into the leaves that pulled them under.
 
-The numbers are checked against stickler itself on the walkthroughs' own cases: the leaves' shares
-rebuild stickler's item similarity, and the folded kinds equal stickler's confusion counts.
+The numbers are checked against stickler itself on the walkthroughs' own cases and on random nested
+documents from a fixed seed: the leaves' shares rebuild stickler's item similarity, the leaves'
+costs add up to what the document lost (`1 - score`), and the folded kinds equal stickler's counts.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import random
 
 import pytest
 import stickler
+from pydantic import BaseModel
 from strands_evals.evaluators import StructuredOutputSimilarity
 
 from helpers.attribution.kinds import failures_delta, failures_table, report_diffs, results_failures, run_failures
@@ -18,9 +21,11 @@ from helpers.attribution.leaves import (
     BELOW,
     INVENTED,
     MISSING,
+    PARTIAL,
     UNREADABLE,
     WRONG,
     as_models,
+    check_costs,
     check_item,
     counted_failures,
     document_diff,
@@ -140,6 +145,8 @@ def test_folded_kinds_equal_stickler_counts_on_every_walkthrough_document():
         for leaf in diff.leaves:
             if leaf.item is not None:
                 continue  # a leaf of a below-threshold item: stickler counts the item, not the leaf
+            if leaf.kind == PARTIAL:
+                continue  # a match above its threshold: stickler counts it a true positive
             key = {MISSING: "fn", INVENTED: "fa", WRONG: "fd", BELOW: "fd"}[leaf.kind]
             seen.setdefault(leaf.field, {}).setdefault(key, 0)
             seen[leaf.field][key] += 1
@@ -154,7 +161,8 @@ def test_failures_from_counts_equal_the_full_diff_on_every_walkthrough_document(
         raw = {key: value for key, value in raw.items() if key != "prediction_raw"}  # as the evaluator stores it
         counts = {path: Counts(**values) for path, values in document_counts(raw).items()}
         full = failures_of(document_diff(spec, expected, got, label).leaves)
-        assert counted_failures(spec, counts, expected, got) == full, label
+        assert counted_failures(spec, counts, expected, got, raw["field_scores"]) == full, label
+        assert counted_failures(spec, counts, expected, got) == full, label  # no scores: every document walked
 
 
 def test_failures_from_counts_equal_the_full_diff_on_long_simulated_lists():
@@ -166,10 +174,161 @@ def test_failures_from_counts_equal_the_full_diff_on_long_simulated_lists():
         raw = {key: value for key, value in raw.items() if key != "prediction_raw"}
         counts = {path: Counts(**values) for path, values in document_counts(raw).items()}
         full = failures_of(document_diff(spec, case.expected_output, got, case.name).leaves)
-        found = counted_failures(spec, counts, case.expected_output, got)
+        found = counted_failures(spec, counts, case.expected_output, got, raw["field_scores"])
         assert found == full, case.name
         below += any(BELOW in kinds for path, kinds in found.items() if "." in path)
     assert below >= 40  # the leaves of below-threshold items were counted, not skipped
+
+
+def test_a_name_one_letter_off_is_a_partial_leaf_that_costs_what_the_document_lost():
+    """A match above the threshold with a score below 1 lowers the score; its row says by how much."""
+    spec = stickler.eval_for(Invoice, match_threshold=0.7)
+    truth = reference_cases()[0].ground_truth.model_copy(update={"vendor_name": "Bruno Keller"})
+    got = truth.model_copy(update={"vendor_name": "Bruno Kellner"})
+    diff = document_diff(spec, truth, got, "claim")
+    (leaf,) = diff.leaves
+    assert (leaf.path, leaf.kind, leaf.expected, leaf.got) == ("vendor_name", PARTIAL, "Bruno Keller", "Bruno Kellner")
+    assert leaf.score == pytest.approx(12 / 13) and leaf.score >= leaf.threshold  # one edit in 13 characters
+    assert leaf.cost == pytest.approx((1 - 12 / 13) / 5) == pytest.approx(1 - diff.score)  # one field of five
+    assert check_costs(diff)
+    assert failures_of(diff.leaves) == {"vendor_name": {PARTIAL: 1}}
+
+
+def test_leaf_costs_add_up_to_what_every_walkthrough_document_lost():
+    kinds = set()
+    for label, spec, expected, got in walkthrough_pairs():
+        diff = document_diff(spec, expected, got, label)
+        assert check_costs(diff), (label, diff.lost, 1 - diff.score)
+        assert all((leaf.cost or 0) > 0 for leaf in diff.leaves if leaf.item is None), label  # no row costs nothing
+        for item in diff.items:  # an item's leaves add up to the item's own cost
+            inside = [leaf for leaf in diff.leaves if leaf.item == item.path]
+            (row,) = [leaf for leaf in diff.leaves if leaf.path == item.path]
+            assert sum(leaf.cost for leaf in inside) == pytest.approx(row.cost, abs=1e-12), (label, item.path)
+        kinds.update(leaf.kind for leaf in diff.leaves)
+    assert {MISSING, INVENTED, WRONG, PARTIAL, BELOW} <= kinds
+
+
+class Part(BaseModel):
+    code: str
+    name: str | None = None
+
+
+class Line(BaseModel):
+    sku: str
+    description: str
+    quantity: int
+    price: float | None = None
+    parts: list[Part] = []
+
+
+class Address(BaseModel):
+    street: str
+    city: str
+
+
+class Order(BaseModel):
+    number: str
+    buyer: str
+    note: str | None = None
+    total: float
+    address: Address
+    lines: list[Line]
+
+
+WORDS = ("bracket", "flange", "sprocket", "gasket", "washer", "bearing", "spindle", "coupling")
+
+
+def typo(rng: random.Random, text: str) -> str:
+    """One letter changed, added or dropped: a Levenshtein score just under 1."""
+    at = rng.randrange(len(text))
+    return rng.choice([text[:at] + "x" + text[at + 1 :], text[:at] + "e" + text[at:], text[:at] + text[at + 1 :]])
+
+
+def random_order(rng: random.Random) -> Order:
+    def part() -> Part:
+        return Part(code=f"P-{rng.randrange(1000):03d}", name=rng.choice([None, *WORDS]))
+
+    lines = [
+        Line(
+            sku=f"SKU-{rng.randrange(10_000):04d}",
+            description=" ".join(rng.sample(WORDS, 2)),
+            quantity=rng.randrange(1, 9),
+            price=rng.choice([None, round(rng.uniform(1, 500), 2)]),
+            parts=[part() for _ in range(rng.randrange(3))],
+        )
+        for _ in range(rng.randrange(1, 6))
+    ]
+    return Order(
+        number=f"PO-{rng.randrange(10_000):04d}",
+        buyer=rng.choice(["Bruno Keller", "Anna Lindqvist", "Chidi Okafor", "Mei Tanaka"]),
+        note=rng.choice([None, "deliver to dock 4", "call before delivery"]),
+        total=round(rng.uniform(10, 5000), 2),
+        address=Address(street=f"{rng.randrange(1, 200)} Mill Road", city=rng.choice(["Basel", "Lyon", "Leeds"])),
+        lines=lines,
+    )
+
+
+def mistaken(rng: random.Random, truth: Order) -> Order:
+    """The truth with random mistakes at every depth: typos, wrong numbers, dropped, invented and shuffled items."""
+    data = truth.model_dump()
+
+    def maybe(probability: float) -> bool:
+        return rng.random() < probability
+
+    for key in ("number", "buyer"):
+        if maybe(0.3):
+            data[key] = typo(rng, data[key])
+    if maybe(0.2):
+        data["note"] = rng.choice([None, "leave at the gate"])
+    if maybe(0.2):
+        data["total"] = round(data["total"] * rng.uniform(0.5, 1.5), 2)
+    if maybe(0.3):
+        data["address"]["city"] = typo(rng, data["address"]["city"])
+    lines = []
+    for line in data["lines"]:
+        if maybe(0.1):
+            continue
+        if maybe(0.3):
+            line["description"] = typo(rng, line["description"])
+        if maybe(0.2):
+            line["quantity"] += 1
+        if maybe(0.15):
+            line["sku"] = typo(rng, line["sku"])
+        line["parts"] = [
+            {**part, "name": typo(rng, part["name"]) if part["name"] and maybe(0.3) else part["name"]}
+            for part in line["parts"]
+            if not maybe(0.15)
+        ]
+        if maybe(0.15):
+            line["parts"].append({"code": "P-999", "name": "shim"})
+        lines.append(line)
+    if maybe(0.2):
+        lines.append({"sku": "SKU-9999", "description": "freight", "quantity": 1, "price": 12.0, "parts": []})
+    rng.shuffle(lines)
+    data["lines"] = lines
+    return Order.model_validate(data)
+
+
+def test_leaf_costs_add_up_on_random_nested_documents_and_the_counts_find_the_same_kinds():
+    """300 random orders (fixed seed): nested model, lists of models inside list items, every kind of miss."""
+    rng = random.Random(35)
+    kinds: dict[str, int] = {}
+    for threshold in (0.7, 0.9):
+        spec = stickler.eval_for(Order, match_threshold=threshold)
+        for index in range(150):
+            truth = random_order(rng)
+            got = mistaken(rng, truth)
+            diff = document_diff(spec, truth, got, f"order-{index}")
+            assert check_costs(diff), (threshold, index, diff.lost, 1 - diff.score)
+            raw = spec.evaluate(truth, got).raw
+            counts = {path: Counts(**values) for path, values in document_counts(raw).items()}
+            full = failures_of(diff.leaves)
+            assert counted_failures(spec, counts, truth, got, raw["field_scores"]) == full, (threshold, index)
+            for leaf in diff.leaves:
+                kinds[leaf.kind] = kinds.get(leaf.kind, 0) + 1
+                kinds["nested"] = kinds.get("nested", 0) + (leaf.path.count("[") > 1)
+    # every kind occurs, many times, and at depth: the identity was tested, not skipped
+    assert all(kinds.get(kind, 0) >= 20 for kind in (MISSING, INVENTED, WRONG, PARTIAL, BELOW, "nested")), kinds
 
 
 def test_an_output_that_does_not_validate_is_one_unreadable_entry():
@@ -204,7 +363,9 @@ def test_failures_table_and_what_got_worse(order_runs):
     delta = failures_delta(old, new, ("baseline", "candidate"))
     worst = delta.iloc[0]
     assert (worst["field"], worst["kind"], worst["change"], worst["worse in"]) == ("currency", WRONG, 1, "po-1003")
-    assert set(delta["field"]) == {"currency", "lines", "buyer", "lines.quantity", "order_date"}
+    assert set(delta["field"]) == {"currency", "lines", "buyer", "lines.quantity", "order_date", "supplier"}
+    fixed = delta.set_index(["field", "kind"]).loc[("supplier", PARTIAL)]  # "Alpine Textiles" for "... Ltd"
+    assert (fixed["baseline"], fixed["candidate"], fixed["change"]) == (1, 0, -1)
     assert (delta.set_index(["field", "kind"]).loc[("lines", INVENTED), "candidate"]) == 1
 
 
@@ -273,4 +434,6 @@ def test_score_failures_flag_prints_the_table(tmp_path):
     assert "Failures by kind (per field path, list indices folded):" in printed
     failures = printed.split("Failures by kind")[1]
     line = next(line for line in failures.splitlines() if line.startswith("line_items "))
-    assert line.split()[1:6] == ["0", "1", "0", "1", "0"]  # the invented SKU-9 line; the `wrong` case's item
+    # missing, invented, wrong value, partial, below threshold, unreadable:
+    # the invented SKU-9 line, and the `wrong` case's item
+    assert line.split()[1:7] == ["0", "1", "0", "0", "1", "0"]

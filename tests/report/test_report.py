@@ -220,3 +220,64 @@ def test_a_10000_document_page_opens_paged(browser, tmp_path):
     browser.evaluate("document.getElementById('next').click()")
     assert browser.evaluate("document.querySelector('#documents h3').firstChild.textContent.trim()") == "doc-00050"
     print(f"10,000-document page: {page.stat().st_size:,} bytes, loaded in {seconds:.2f} s")
+
+
+def test_every_document_on_the_page_lists_leaves_whose_costs_add_up_to_what_it_lost(compared):
+    html = compared[1].read_text(encoding="utf-8")
+    data = json.loads(re.search(r'<script id="document-data" type="application/json">(.*?)</script>', html, re.S)[1])
+    assert data["columns"][-1] == "cost"
+    for name, score, _passed, leaves in data["documents"]:
+        rows = [leaf for leaf in leaves if not leaf[7]]  # an item's leaves (with a share) are in the item's cost
+        assert sum(float(leaf[8]) for leaf in rows) == pytest.approx(1 - score, abs=0.0005 * (len(rows) + 1)), name
+
+
+HOSTILE = "po-</script><script>alert(1)</script>"
+
+
+def test_summary_is_safe_to_paste_and_the_page_shows_a_partial_leaf(tmp_path):
+    """A case name with markup or a `|` stays text in its cell; a name one letter off is listed."""
+    truth = reference_cases()[0].ground_truth.model_copy(update={"vendor_name": "Bruno Keller"})
+    names = [HOSTILE, "claim-07 | *draft*"]
+    cases = [Case(name=name, input="x", expected_output=truth) for name in names]
+    evaluator = StructuredOutputSimilarity(Invoice)
+    got = truth.model_copy(update={"vendor_name": "Bruno Kellner"})
+    save_report(score_outputs_sync(cases, {name: got for name in names}, evaluator), tmp_path / "new.json")
+    save_report(score_outputs_sync(cases, {name: truth for name in names}, evaluator), tmp_path / "old.json")
+    argv = [str(tmp_path / "new.json"), "--against", str(tmp_path / "old.json"), "--schema", SCHEMA]
+    argv += ["--out", str(tmp_path / "r.html"), "--summary", str(tmp_path / "s.md"), "--resamples", "200"]
+    import contextlib
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(argv) == EXIT_PASSED
+    summary = (tmp_path / "s.md").read_text(encoding="utf-8")
+    assert "<script>" not in summary and "&lt;/script>&lt;script>alert(1)&lt;/script>" in summary
+    assert "claim-07 \\| \\*draft\\*" in summary
+    table = [
+        line
+        for line in summary.split("### What got worse where")[1].split("###")[0].splitlines()
+        if line.startswith("|")
+    ]
+    cells = [len(re.findall(r"(?<!\\)\|", line)) for line in table]
+    assert len(table) == 3 and len(set(cells)) == 1  # header, rule and the one row: no cell broke out
+    assert "| vendor_name | partial | 0 | 2 | 2 |" in summary
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    data = json.loads(re.search(r'<script id="document-data" type="application/json">(.*?)</script>', html, re.S)[1])
+    assert HOSTILE not in html  # escaped in the markup and in the JSON block
+    for _name, score, _passed, leaves in data["documents"]:
+        ((path, _field, kind, expected, shown, _comparator, value, _share, cost),) = leaves
+        assert (path, kind, expected, shown) == ("vendor_name", "partial", "Bruno Keller", "Bruno Kellner")
+        assert value == f"{12 / 13:.3f}" and cost == f"{1 - score:.3f}" == "0.015"
+
+
+def test_a_markdown_cell_holds_any_text_on_one_line():
+    import pandas as pd
+
+    from helpers.report.summary import inline, markdown_table
+
+    assert inline("a|b\nc\r\nd") == "a\\|b c d"
+    assert (
+        inline("line_items") == "line_items"
+        and inline("_draft_ [x](y) `z` a&b") == "\\_draft\\_ \\[x\\](y) \\`z\\` a&amp;b"
+    )
+    table = markdown_table(pd.DataFrame({"value": ["one | two\nthree", HOSTILE]})).splitlines()
+    assert table[2:] == ["| one \\| two three |", "| po-&lt;/script>&lt;script>alert(1)&lt;/script> |"]
