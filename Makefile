@@ -98,7 +98,7 @@ bench-compare: $(STAMP) ## Comparing two runs at scale against reading the repor
 bench-report: $(STAMP) ## Failures by kind in the results file against the rows alone; the 10,000-document page
 	$(BIN)/python bench/bench_report.py
 
-bench-gates: $(STAMP) ## False alarms and power of interval-end gates, joint against per-field, by simulation
+bench-gates: $(STAMP) ## False alarms and power of interval-end gates: joint, per-field and studentized, by simulation
 	$(BIN)/python bench/bench_gates.py
 
 bench-scale: $(STAMP) ## score in one process, on 2 workers and a local Dask cluster, against the bare stickler loop

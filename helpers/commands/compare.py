@@ -133,7 +133,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _compare(args: argparse.Namespace, gates: list) -> int:
-    from helpers.compare.gates import evaluate_gates
+    from helpers.compare.gates import evaluate_gates, gated_intervals
     from helpers.compare.reading import read_run_file
     from helpers.compare.runs import compare_runs
     from helpers.formats.prices import read_prices
@@ -143,7 +143,8 @@ def _compare(args: argparse.Namespace, gates: list) -> int:
     comparison = compare_runs(old, new, resamples=args.resamples, seed=args.seed, confidence=args.confidence)
     results = evaluate_gates(gates, comparison, intervals=args.intervals)
     prices = read_prices(args.prices) if args.prices is not None else None
-    fields = comparison.field_table()  # once: on many paths each call re-draws evicted chunks of resampled sums
+    # once: on many paths each call re-draws evicted chunks of resampled sums; gated rows print what their gate read
+    fields = comparison.field_table(gated=gated_intervals(results))
     if args.json is not None:
         _save(args.json, comparison, results, args.intervals, fields)
     _show(report_text(comparison, results, top=args.top, fields=fields, prices=prices))
@@ -156,10 +157,10 @@ def _save(
     """The comparison's overall row, its per-field changes and the gate results, written in one step."""
     import json
 
-    from helpers.compare.gates import gate_records
+    from helpers.compare.gates import gate_records, gated_intervals
     from helpers.files import write_text_atomically
 
-    overall = comparison.delta("overall")
+    overall = gated_intervals(results).get("overall") or comparison.delta("overall")
     record = {
         "old": comparison.old_run.source,
         "new": comparison.new_run.source,
@@ -206,7 +207,10 @@ def report_text(
     prices: dict | None = None,
 ) -> str:
     """Everything the command line prints, as plain text (`fields`: the field table, if already computed)."""
+    from helpers.compare.gates import gated_intervals
+
     old_run, new_run = comparison.old_run, comparison.new_run
+    gated = gated_intervals(results)
 
     def show(table: pd.DataFrame) -> str:
         return table.to_string(index=False, float_format=lambda value: f"{value:.3f}")
@@ -227,10 +231,10 @@ def report_text(
     parts += [
         "",
         f"Overall ({level} paired bootstrap over documents, {comparison.resamples} resamples, seed {comparison.seed})",
-        show(comparison.overall_table()),
+        show(comparison.overall_table(gated)),
         "",
         "Per field",
-        show(comparison.field_table() if fields is None else fields),
+        show(comparison.field_table(gated=gated) if fields is None else fields),
         "",
         f"Documents that moved most (top {top})",
         show(comparison.movers(limit=top)),

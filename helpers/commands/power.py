@@ -17,7 +17,7 @@ from helpers.commands import exits
 if TYPE_CHECKING:
     from helpers.compare.power import Baseline
 
-from helpers.compare.params import INTERVAL_MODES, JOINT, POWER, check_run_file, check_seed
+from helpers.compare.params import CONFIDENCE, POWER, check_run_file, check_seed
 from helpers.compare.params import POWER_RESAMPLES as RESAMPLES
 from helpers.compare.params import POWER_SIMULATIONS as SIMULATIONS
 
@@ -32,7 +32,6 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--target", required=True, help="FIELD.METRIC the gate reads, e.g. invoice_date.f1")
     parser.add_argument("--change", type=float, help="also: documents needed to catch this drop (e.g. -0.02)")
     parser.add_argument("--power", type=float, default=POWER, help="share of regressions caught (default %(default)s)")
-    parser.add_argument("--intervals", choices=INTERVAL_MODES, default=JOINT, help="as for compare (default joint)")
     parser.add_argument("--seed", type=int, default=0, help="simulation seed (default %(default)s)")
     parser.add_argument(
         "--simulations", type=int, default=SIMULATIONS, help="simulated regressions per setting (default %(default)s)"
@@ -50,7 +49,7 @@ def report(baseline: Baseline, change: float | None, power: float, **options) ->
     size = len(baseline.counts)
     lines = [
         f"baseline: {baseline.source}, {size:,} documents; {baseline.target} = {baseline.value():.3f}",
-        f"gate: high(delta({baseline.target})) >= 0, {options.get('intervals', JOINT)} interval, "
+        f"gate: high(delta({baseline.target})) >= 0 on its own {CONFIDENCE:.0%} interval, "
         f"{options.get('simulations', SIMULATIONS)} simulated regressions per setting",
     ]
     smallest = smallest_change(baseline, power=power, **options)
@@ -107,7 +106,7 @@ def _main(args: argparse.Namespace) -> int:
     check_run_file(args.baseline)  # before numpy and pandas load (an OSError, refused as bad input)
     from helpers.compare.power import Baseline
 
-    options = {"intervals": args.intervals, "seed": args.seed, "simulations": args.simulations}
+    options = {"seed": args.seed, "simulations": args.simulations}
     baseline = Baseline.of(args.baseline, args.target)
     print(report(baseline, args.change, args.power, resamples=args.resamples, **options))
     return exits.OK

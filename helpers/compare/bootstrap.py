@@ -29,16 +29,21 @@ CHUNK_ELEMENTS = 400_000
 PRODUCT_PIECE = 200_000  # multiply-adds per matrix product: one thread (see `_draw_sums`)
 IMPROVED, REGRESSED, NO_CLEAR_CHANGE = "improved", "regressed", "no clear change"
 BINCOUNT_BINS = 1 << 16  # bins per bincount call: rows x resamples counted at once, within cache
-SPREAD_FLOOR = 1e-12  # a standard error this small (relative to the estimate) is float rounding of no change
+LEVEL_STEPS = 40  # halvings of the gap between a joint band's level and 1: a level found to 1e-12
 
 
 @dataclass(frozen=True)
 class Interval:
-    """A paired difference (new minus old) and its bootstrap percentile interval."""
+    """A paired difference (new minus old) and its bootstrap percentile interval, read at `level`.
+
+    `level` is the run's confidence for a field's own interval, and higher for a field's part of
+    a joint band over several gated fields (`joint_band`).
+    """
 
     estimate: float
     low: float
     high: float
+    level: float | None = None
 
     @property
     def verdict(self) -> str:
@@ -192,7 +197,7 @@ def _distinct_columns(matrices: Sequence[np.ndarray], documents: int) -> tuple[n
 def interval(old: np.ndarray, new: np.ndarray, estimate: float, confidence: float) -> Interval:
     """Percentile interval of the resampled differences `new - old`, around the full-sample estimate."""
     low, high = percentile_bounds(new - old, confidence)
-    return Interval(float(estimate), float(low), float(high))
+    return Interval(float(estimate), float(low), float(high), confidence)
 
 
 def percentile_bounds(differences: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
@@ -201,41 +206,59 @@ def percentile_bounds(differences: np.ndarray, confidence: float) -> tuple[np.nd
     One quantile call for K targets: each column's ends are, bit for bit, those of that column alone.
     """
     check_confidence(confidence)
-    tail = (1 - confidence) / 2
+    return _bounds(differences, confidence)
+
+
+def _bounds(differences: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """`percentile_bounds` at any level in [0, 1], unchecked: a joint band's levels may approach 1."""
+    tail = (1 - level) / 2
     low, high = np.quantile(differences, [tail, 1 - tail], axis=0)
     return low, high
 
 
-def joint_band(estimates: np.ndarray, resampled: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """A simultaneous band over K differences: every one holds at `confidence` jointly, not each alone.
+def joint_band(resampled: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """A simultaneous band over K differences, made of the same percentile intervals the tables print.
 
-    The single-step max-|t| band (Romano & Wolf 2005; Westfall & Young 1993): each target's
-    resampled differences are standardized by their bootstrap standard error, the largest
-    |standardized departure| of each resample over all K targets is taken, and its `confidence`
-    quantile `c` is the critical value. The band is `estimate +- c x standard error`. Because the
-    maximum is taken over the same resamples for every target, the band accounts for how paired
-    counts on the same documents move together, which a Bonferroni split or `1 - (1 - p)^K`
-    ignore. A target whose differences never vary (no document moved it) has a band of its
-    estimate alone and does not enter the maximum.
+    Each target's interval is its percentile interval at one shared per-target level `level`,
+    the smallest level (not below `confidence`) at which, in the same resamples, every target's
+    resampled difference falls inside its interval together as often as one target's
+    `confidence` interval holds its own: the calibrated percentile band, the max-rank form of
+    Westfall and Young's (1993) min-P adjustment. Taking the coverage within each resample keeps
+    how paired counts on the same documents move together, which a Bonferroni split ignores.
+
+    For one target the joint coverage is that target's own, so `level` is `confidence` and the
+    band is, bit for bit, the target's per-field interval (`percentile_bounds`): a gate on one
+    field reads exactly what the field table prints. A target that never varies has an
+    interval of its one value at every level and constrains nothing.
 
     Args:
-        estimates: the K full-sample differences.
         resampled: resamples x K differences, from the same resamples for every target.
 
     Returns:
-        `(low, high, critical)`: the band's ends (K each) and `c` (0 when no target varies).
+        `(low, high, level)`: the band's ends (K each) and the per-target level they were read at.
     """
     check_confidence(confidence)
-    estimates = np.asarray(estimates, dtype=float)
-    resampled = np.asarray(resampled, dtype=float).reshape(-1, estimates.size)
-    spread = resampled.std(axis=0, ddof=1) if resampled.shape[0] > 1 else np.zeros(estimates.size)
-    varies = spread > SPREAD_FLOOR * np.maximum(1.0, np.abs(estimates))
-    critical = 0.0
-    if varies.any():
-        departures = np.abs(resampled[:, varies] - estimates[varies]) / spread[varies]
-        critical = float(np.quantile(departures.max(axis=1), confidence))
-    width = np.where(varies, critical * spread, 0.0)
-    return estimates - width, estimates + width, critical
+    resampled = np.asarray(resampled, dtype=float)
+    resampled = resampled.reshape(resampled.shape[0], -1)
+    low, high = percentile_bounds(resampled, confidence)
+    alone = _inside(resampled, low, high).mean(axis=0)  # each target's own interval, in the resamples
+    wanted = min(confidence, float(alone.min(initial=confidence)))
+    if _inside(resampled, low, high).all(axis=1).mean() >= wanted:
+        return low, high, confidence
+    below, above = confidence, 1.0  # the joint coverage grows with the level; at 1 every resample is inside
+    for _ in range(LEVEL_STEPS):
+        middle = (below + above) / 2
+        if _inside(resampled, *_bounds(resampled, middle)).all(axis=1).mean() >= wanted:
+            above = middle
+        else:
+            below = middle
+    low, high = _bounds(resampled, above)
+    return low, high, above
+
+
+def _inside(resampled: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Which resampled differences lie within their target's interval (resamples x K booleans)."""
+    return (resampled >= low) & (resampled <= high)
 
 
 def paired_bootstrap(

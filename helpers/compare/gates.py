@@ -8,8 +8,11 @@ never a pass: a misspelled gate that passes silently is worse than no gate.
 
 Interval ends are read, by default, from one joint band over every target the gates read an end
 of (`Comparison.joint`): with K such gates at 95%, the chance that any of them fails on a change
-that moved nothing stays at 5%, where K separate intervals would allow up to K x 2.5%. Mode
-`per-field` reads each target's own percentile interval instead; each result records its mode.
+that moved nothing stays near 5%, where K separate intervals would allow up to K x 2.5%. The band
+is made of the same percentile intervals the tables print, each read at one higher shared level,
+so for one gated field it is that field's own interval, and the tables print the band the gates
+read (`gated_intervals`). Mode `per-field` reads each target's own 95% interval instead; each
+result records its mode and the interval it read.
 
 Parsing needs only the standard library, so the command line (`helpers.commands.compare`) refuses a
 malformed rule before it imports numpy or pandas; evaluating imports them.
@@ -30,6 +33,7 @@ from helpers.formats import COUNTS
 if TYPE_CHECKING:
     import pandas as pd
 
+    from helpers.compare.bootstrap import Interval
     from helpers.compare.runs import Comparison, Sample
 
 TOLERANCE = 1e-9  # comparisons forgive float rounding in a difference of two ratios
@@ -64,8 +68,8 @@ class Gate:
     `low` and `high` are the ends of the paired bootstrap interval of the delta, for a gate
     that should fail only when a change is beyond noise: `high(delta(invoice_date.f1)) >= 0`
     fails only when the whole interval is below zero. By default that interval is the field's
-    part of the joint band over every gated interval end, wider than the per-field interval the
-    field table's verdict reads.
+    part of the joint band over every gated interval end: the field's percentile interval read at
+    the band's level, which the field table then prints for that field.
     """
 
     rule: str
@@ -85,6 +89,13 @@ class GateResult:
     passed: bool
     interval: str = ""  # for an interval end: `joint` or `per-field`, the mode that produced it
     family: int = 0  # for a joint interval end: how many targets the band holds over together
+    target: str = ""
+    change: Interval | None = None  # for an interval end: the interval it was read from
+
+
+def gated_intervals(results: Iterable[GateResult]) -> dict[str, Interval]:
+    """The interval each gated target's ends were read from: what the tables print for those targets."""
+    return {result.target: result.change for result in results if result.change is not None}
 
 
 def parse_gate(rule: str) -> Gate:
@@ -150,10 +161,11 @@ def evaluate_gates(rules: Iterable[str | Gate], subject: Any, *, intervals: str 
     band = comparison.joint(ends) if comparison is not None and intervals == JOINT else {}
     results = []
     for gate in gates:
-        measured, on = _measure(gate, comparison, sample, label, band)
+        measured, on, change = _measure(gate, comparison, sample, label, band)
         passed = math.isfinite(measured) and bool(_OPERATORS[gate.operator](measured, gate.bound))
-        mode = intervals if gate.measure in ("low", "high") else ""
-        results.append(GateResult(gate.rule, measured, on, passed, mode, len(ends) if mode == JOINT else 0))
+        mode = intervals if change is not None else ""
+        family = len(ends) if mode == JOINT else 0
+        results.append(GateResult(gate.rule, measured, on, passed, mode, family, gate.target, change))
     return results
 
 
@@ -164,43 +176,64 @@ def interval_targets(gates: Iterable[Gate]) -> list[str]:
 
 def interval_note(results: Sequence[GateResult], confidence: float) -> str:
     """One line saying how the gates' interval ends were read, e.g. `joint 95% over 8 fields`; empty if none."""
-    modes = {result.interval for result in results if result.interval}
-    if not modes:
+    read = [result for result in results if result.change is not None]
+    if not read:
         return ""
-    if JOINT in modes:
-        family = max(result.family for result in results)
+    if read[0].interval == JOINT:
+        family = max(result.family for result in read)
+        level = _level(read[0])
+        if family == 1:
+            own = f"its own {level} interval, as the tables print it"
+            return f"interval ends: joint {confidence:.0%} over 1 field ({own})"
         return (
-            f"interval ends: joint {confidence:.0%} over {family} field{'s' if family != 1 else ''} "
-            "(max-|t| band over the same resamples; --intervals per-field reads each field's own interval)"
+            f"interval ends: joint {confidence:.0%} over {family} fields (each one's {level} percentile interval, the "
+            "level at which all hold together in the same resamples, as the tables print them for the gated rows; "
+            "--intervals per-field reads each field's own interval)"
         )
     return f"interval ends: per-field {confidence:.0%} intervals, each alone (not a joint guarantee)"
 
 
-def _measure(gate: Gate, comparison: Comparison | None, sample: Sample, label: str, band: dict) -> tuple[float, str]:
-    """The number `gate` tests, and what it was measured on (a run, a difference, an interval end)."""
+def _measure(
+    gate: Gate, comparison: Comparison | None, sample: Sample, label: str, band: dict
+) -> tuple[float, str, Interval | None]:
+    """The number `gate` tests, what it was measured on (a run, a difference, an interval end), and that interval."""
     if gate.measure == "value":
-        return float(sample.value(gate.target)), label
+        return float(sample.value(gate.target)), label, None
     if comparison is None:
         raise GateError(f"gate {gate.rule!r} compares two runs; evaluate it against compare(old, new), not one report")
     if gate.measure == "delta":
         old, new = comparison.labels
-        return comparison.delta(gate.target).estimate, f"{new} - {old}"
+        return comparison.delta(gate.target).estimate, f"{new} - {old}", None
     change = band.get(gate.target) or comparison.delta(gate.target)
     kind = "joint" if gate.target in band else "per-field"
-    return (change.low if gate.measure == "low" else change.high), f"{gate.measure} of {kind} interval"
+    return (change.low if gate.measure == "low" else change.high), f"{gate.measure} of {kind} interval", change
 
 
 def gates_table(results: Sequence[GateResult]) -> pd.DataFrame:
     """One row per rule: the rule, the value measured, on what (a run, a difference, which interval), pass or fail."""
     import pandas as pd
 
-    return pd.DataFrame(
-        [
-            {"rule": r.rule, "measured": r.measured, "on": r.on, "result": "pass" if r.passed else "FAIL"}
-            for r in results
-        ],
-        columns=["rule", "measured", "on", "result"],
-    )
+    rows = [
+        {
+            "rule": r.rule,
+            "measured": r.measured,
+            "on": r.on,
+            "interval": "" if r.change is None else f"[{r.change.low:+.3f}, {r.change.high:+.3f}] at {_level(r)}",
+            "result": "pass" if r.passed else "FAIL",
+        }
+        for r in results
+    ]
+    columns = ["rule", "measured", "on", "interval", "result"]
+    if not any(r.change is not None for r in results):
+        columns.remove("interval")
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _level(result: GateResult) -> str:
+    """The level an interval end was read at, as the tables print it (`95%`, `98.7%`)."""
+    from helpers.compare.runs import interval_label
+
+    return interval_label(result.change, gated=False) if result.change is not None else ""
 
 
 def gate_records(results: Sequence[GateResult], confidence: float) -> list[dict[str, Any]]:
@@ -214,6 +247,9 @@ def gate_records(results: Sequence[GateResult], confidence: float) -> list[dict[
             "interval": r.interval or None,
             "joint_over": r.family or None,
             "confidence": confidence if r.interval else None,
+            "low": r.change.low if r.change is not None else None,
+            "high": r.change.high if r.change is not None else None,
+            "level": r.change.level if r.change is not None else None,
         }
         for r in results
     ]

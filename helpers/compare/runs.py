@@ -459,38 +459,50 @@ class Comparison:
     def joint(self, targets: Sequence[str]) -> dict[str, Interval]:
         """`new - old` for each target with a simultaneous band: all of them hold together at `confidence`.
 
-        The max-|t| band of `helpers.compare.bootstrap.joint_band`, over exactly these targets and
-        read from the same resamples as the per-target intervals. Gates on interval ends read it by
-        default, so gating K fields at 95% keeps the chance that any gate fails on a change that
-        moved nothing at 5%, rather than up to K x 2.5%.
+        Each target's part is its own percentile interval read at the band's shared level
+        (`helpers.compare.bootstrap.joint_band`), from the same resamples as `delta`: for one
+        target it is `delta(target)` itself. Gates on interval ends read it by default, so gating
+        K fields at 95% keeps the chance that any gate fails on a change that moved nothing near
+        5%, rather than up to K x 2.5%.
         """
         targets = list(dict.fromkeys(targets))
         if not targets:
             return {}
-        estimates = np.array([self.new.value(target) - self.old.value(target) for target in targets], dtype=float)
+        estimates = [self.new.value(target) - self.old.value(target) for target in targets]
         resampled = np.column_stack([self.resampled_delta(target) for target in targets])
-        low, high, _ = joint_band(estimates, resampled, self.confidence)
+        low, high, level = joint_band(resampled, self.confidence)
         return {
-            target: Interval(float(estimates[index]), float(low[index]), float(high[index]))
+            target: Interval(float(estimates[index]), float(low[index]), float(high[index]), level)
             for index, target in enumerate(targets)
         }
 
-    def overall_table(self) -> pd.DataFrame:
-        """Mean StructuredOutputSimilarity score of each run, the difference, its interval, a verdict."""
-        return score_row(
+    def overall_table(self, gated: Mapping[str, Interval] | None = None) -> pd.DataFrame:
+        """Mean StructuredOutputSimilarity score of each run, the difference, its interval, a verdict.
+
+        With `gated` (the intervals the gates read, `gated_intervals`), a gated `overall` shows
+        the interval its gate read, and an `interval` column says at what level each was read.
+        """
+        change = (gated or {}).get("overall") or self.delta("overall")
+        table = score_row(
             "StructuredOutputSimilarity",
             self.old.value("overall"),
             self.new.value("overall"),
-            self.delta("overall"),
+            change,
             len(self.pairing.cases),
             self.labels,
         )
+        if gated:
+            table["interval"] = [interval_label(change, "overall" in gated)]
+        return table
 
-    def field_table(self, metric: str = "f1") -> pd.DataFrame:
+    def field_table(self, metric: str = "f1", gated: Mapping[str, Interval] | None = None) -> pd.DataFrame:
         """Per field path: precision, recall and F1 of each run, and the change in `metric`.
 
         The verdict is `regressed` only when the whole interval of the change is below zero.
-        `documents changed` counts documents whose confusion counts for the field differ.
+        `documents changed` counts documents whose confusion counts for the field differ. With
+        `gated` (the intervals the gates read, `gated_intervals`), a gated field's row shows the
+        interval its gate read, and its verdict comes from it, so a row and its gate never
+        disagree; an `interval` column marks the gated rows and the level each was read at.
         """
         if metric not in RATIOS:
             raise ValueError(f"metric must be one of {', '.join(RATIOS)}; got {metric!r}")
@@ -501,9 +513,12 @@ class Comparison:
             for label, sample in ((old_label, self.old), (new_label, self.new)):
                 for name in RATIOS:
                     row[f"{label} {name}"] = float(sample.value(f"{path}.{name}"))
-            change = self.delta(f"{path}.{metric}")
+            target = f"{path}.{metric}"
+            change = (gated or {}).get(target) or self.delta(target)
             row[f"delta {metric}"] = change.estimate
             row["low"], row["high"], row["verdict"] = change.low, change.high, change.verdict
+            if gated:
+                row["interval"] = interval_label(change, target in gated)
             row["documents changed"] = int(self.groups.sizes @ self.groups.moved[:, self.paths.index(path)])
             rows.append(row)
         return pd.DataFrame(rows)
@@ -552,6 +567,12 @@ def _describe(counts: np.ndarray) -> str:
     """`1 tp, 1 fd` for a document's counts on one field; fp (= fd + fa) and tn are left out."""
     parts = [f"{counts[COUNTS.index(key)]} {key}" for key in ("tp", "fn", "fd", "fa") if counts[COUNTS.index(key)]]
     return ", ".join(parts) or "none"
+
+
+def interval_label(change: Interval, gated: bool) -> str:
+    """How a table row's interval was read: `95%`, or `98.7% gated` for a field's part of the gates' band."""
+    level = f"{change.level:.1%}".replace(".0%", "%") if change.level is not None else "?"
+    return f"{level} gated" if gated else level
 
 
 def score_row(

@@ -20,6 +20,9 @@ except ImportError as exc:
     raise extra_missing(exc) from exc
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from helpers.compare.bootstrap import Interval
     from helpers.compare.runs import Comparison
 
 # Okabe-Ito blue and vermillion, not green and red: a reader with red-green colour blindness tells them apart.
@@ -61,14 +64,21 @@ def interval_chart(
     return figure
 
 
-def field_delta_chart(comparison: Comparison, metric: str = "f1", title: str | None = None) -> Figure:
-    """Per-field change in `metric` (new minus old) with its paired bootstrap interval."""
+def field_delta_chart(
+    comparison: Comparison, metric: str = "f1", title: str | None = None, gated: Mapping[str, Interval] | None = None
+) -> Figure:
+    """Per-field change in `metric` (new minus old) with its paired bootstrap interval.
+
+    With `gated` (`helpers.compare.gates.gated_intervals`), a gated field is drawn with the
+    interval its gate read, as the field table prints it.
+    """
     old, new = comparison.labels
     level = f"{comparison.confidence:.0%}"
+    drawn = ", gated fields with the gates' band" if gated else ""
     return interval_chart(
-        comparison.field_table(metric),
+        comparison.field_table(metric, gated),
         label="field",
         estimate=f"delta {metric}",
         title=title or f"Per-field change in {metric}, {new} minus {old}",
-        xlabel=f"change in {metric}, with its {level} paired bootstrap interval",
+        xlabel=f"change in {metric}, with its {level} paired bootstrap interval{drawn}",
     )

@@ -164,7 +164,7 @@ def build(
     content.documents, content.perfect = document_rows(new)
     if old_path is None:
         return content
-    from helpers.compare.gates import evaluate_gates, gates_table, interval_note
+    from helpers.compare.gates import evaluate_gates, gated_intervals, gates_table, interval_note
     from helpers.compare.runs import compare_runs
     from helpers.render.compare_charts import field_delta_chart
 
@@ -172,13 +172,16 @@ def build(
     content.old = old
     labels = ("old", "new")
     comparison = compare_runs(old.run, new.run, resamples=resamples, seed=seed, labels=labels)
-    content.overall_table = comparison.overall_table()
-    content.delta_table = comparison.field_table()
+    results = evaluate_gates(gates, comparison) if gates else []
+    gated = gated_intervals(results)  # a gated row prints the interval its gate read
+    content.overall_table = comparison.overall_table(gated)
+    content.delta_table = comparison.field_table(gated=gated)
     content.chart_svg = chart_svg(
-        field_delta_chart(comparison, title=f"Per-field change in F1, {new_path.name} minus {old_path.name}")
+        field_delta_chart(
+            comparison, title=f"Per-field change in F1, {new_path.name} minus {old_path.name}", gated=gated
+        )
     )
     if gates:
-        results = evaluate_gates(gates, comparison)
         content.gates_table = gates_table(results)
         content.gates_failed = sum(not result.passed for result in results)
         content.gates_note = interval_note(results, comparison.confidence)

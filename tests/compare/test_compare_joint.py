@@ -4,7 +4,6 @@ report whose rows do not cover its cases, and memory bounded by chunking field p
 
 import json
 import math
-import statistics
 
 import numpy as np
 import pytest
@@ -12,7 +11,7 @@ from strands_evals.evaluators import StructuredOutputSimilarity
 
 from helpers.commands.compare import EXIT_BAD_INPUT, EXIT_FAILED, main
 from helpers.compare import runs
-from helpers.compare.bootstrap import joint_band
+from helpers.compare.bootstrap import joint_band, percentile_bounds
 from helpers.compare.runs import compare
 from helpers.harness.reports import save_report
 from helpers.harness.scoring import score_outputs_sync
@@ -60,8 +59,21 @@ def f1_of(counts, names, path):
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
+def inside_share(columns, bounds):
+    """The share of resamples (rows) whose every value lies within its column's bounds, counted in plain Python."""
+    rows = list(zip(*columns, strict=True))
+    held = sum(all(low <= value <= high for value, (low, high) in zip(row, bounds, strict=True)) for row in rows)
+    return held / len(rows)
+
+
+def bounds_at(columns, level):
+    return [(quantile(column, (1 - level) / 2), quantile(column, (1 + level) / 2)) for column in columns]
+
+
 def test_the_joint_band_equals_an_independent_computation(small):
-    """Resample by index lists, rebuild each F1 from raw counts in plain Python, take max |t| by hand."""
+    """Resample by index lists, rebuild each F1 from raw counts in plain Python, and check the band's definition:
+    each field's percentile interval at the smallest level at which all hold together as often as one field's
+    95% interval holds alone."""
     old, new = small
     comparison = compare(old, new, resamples=RESAMPLES, seed=3)
     targets = ["invoice_id", "vendor_name", "invoice_date", "total_amount", "line_items"]
@@ -69,38 +81,64 @@ def test_the_joint_band_equals_an_independent_computation(small):
     before, after = counts_by_name(old), counts_by_name(new)
     estimates = [f1_of(after, names, path) - f1_of(before, names, path) for path in targets]
     draws = [[names[index] for index in row] for row in comparison.indices.tolist()]
-    resampled = [[f1_of(after, draw, path) - f1_of(before, draw, path) for path in targets] for draw in draws]
-    spread = [statistics.stdev(row[k] for row in resampled) for k in range(len(targets))]
-    varying = [k for k in range(len(targets)) if spread[k] > 0]
-    largest = [max(abs(row[k] - estimates[k]) / spread[k] for k in varying) for row in resampled]
-    critical = quantile(largest, 0.95)
+    columns = [[f1_of(after, draw, path) - f1_of(before, draw, path) for draw in draws] for path in targets]
+    wanted = min(0.95, *(inside_share([column], bounds_at([column], 0.95)) for column in columns))
     band = comparison.joint([f"{path}.f1" for path in targets])
+    level = band["invoice_id.f1"].level
+    assert 0.95 < level < 1 and {interval.level for interval in band.values()} == {level}
+    assert inside_share(columns, bounds_at(columns, level)) >= wanted
+    assert inside_share(columns, bounds_at(columns, level - 1e-6)) < wanted  # the smallest such level
     for k, path in enumerate(targets):
-        got = band[f"{path}.f1"]
-        width = critical * spread[k] if k in varying else 0.0
+        got, (low, high) = band[f"{path}.f1"], bounds_at([columns[k]], level)[0]
         assert got.estimate == pytest.approx(estimates[k], abs=1e-12), path
-        assert got.low == pytest.approx(estimates[k] - width, abs=1e-9), path
-        assert got.high == pytest.approx(estimates[k] + width, abs=1e-9), path
+        assert (got.low, got.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9)), path
 
 
 def test_joint_band_by_hand():
-    """Two targets, four resamples: standard errors, the max |t| per resample, its quantile, the band."""
-    estimates = np.array([0.0, 1.0])
-    resampled = np.array([[-1.0, 1.0], [1.0, 3.0], [-1.0, -1.0], [1.0, 1.0]])
-    low, high, critical = joint_band(estimates, resampled, 0.5)
-    sd = [statistics.stdev([-1, 1, -1, 1]), statistics.stdev([1, 3, -1, 1])]
-    largest = [max(abs(a - 0) / sd[0], abs(b - 1) / sd[1]) for a, b in resampled.tolist()]
-    assert critical == pytest.approx(quantile(largest, 0.5))
-    assert low == pytest.approx([-critical * sd[0], 1 - critical * sd[1]])
-    assert high == pytest.approx([critical * sd[0], 1 + critical * sd[1]])
+    """Two targets, ten resamples, 50% intervals: worked out on paper.
+
+    Each column is a permutation of 0..9, so both have the same percentile interval at every level,
+    and at 50% it is [2.25, 6.75]: it holds 4 of 10 resamples alone, so together the band needs 4.
+    """
+    first = [0.0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    mirrored = [9.0, 8, 7, 6, 5, 4, 3, 2, 1, 0]  # inside exactly where `first` is: nothing to widen
+    low, high, level = joint_band(np.column_stack([first, mirrored]), 0.5)
+    assert level == 0.5 and list(low) == [2.25, 2.25] and list(high) == [6.75, 6.75]
+    shuffled = [3.0, 4, 5, 6, 0, 1, 2, 7, 8, 9]  # together inside [2.25, 6.75] only in row 3 (3, 6)
+    assert inside_share([first, shuffled], bounds_at([first, shuffled], 0.5)) == 0.1
+    # rows by their farther value from 4.5: 1.5 (row 3), 2.5 (rows 2, 6, 7), ...: 4 rows need [2, 7],
+    # the interval at tail 2/9 of the 9 gaps between ten values, level 1 - 4/9
+    low, high, level = joint_band(np.column_stack([first, shuffled]), 0.5)
+    assert level == pytest.approx(5 / 9, abs=1e-9)
+    assert list(low) == [pytest.approx(2.0, abs=1e-8)] * 2 and list(high) == [pytest.approx(7.0, abs=1e-8)] * 2
+    assert inside_share([first, shuffled], list(zip(low, high, strict=True))) == 0.4
 
 
-def test_a_target_that_never_varies_is_its_estimate_and_stays_out_of_the_maximum():
-    resampled = np.array([[0.0, 1.0], [0.0, -1.0], [0.0, 2.0]])
-    low, high, critical = joint_band(np.array([0.0, 0.0]), resampled, 0.95)
-    assert (low[0], high[0]) == (0.0, 0.0) and critical > 0
-    low, high, critical = joint_band(np.zeros(2), np.zeros((5, 2)), 0.95)
-    assert critical == 0 and list(low) == list(high) == [0.0, 0.0]
+def test_a_target_that_never_varies_is_its_value_and_constrains_nothing():
+    varying = np.random.default_rng(1).normal(size=400)
+    low, high, level = joint_band(np.column_stack([np.full(400, 0.25), varying]), 0.95)
+    assert (low[0], high[0]) == (0.25, 0.25)
+    assert level == 0.95 and (low[1], high[1]) == tuple(percentile_bounds(varying, 0.95))
+    low, high, level = joint_band(np.zeros((5, 2)), 0.95)
+    assert level == 0.95 and list(low) == list(high) == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_one_target_is_its_per_field_interval_bit_for_bit(seed):
+    """Continuous, tied and lopsided resamples alike: a joint band over one target is `percentile_bounds`."""
+    rng = np.random.default_rng(seed)
+    resamples = int(rng.integers(20, 3000))
+    shape = seed % 3
+    if shape == 0:
+        column = rng.normal(size=resamples)
+    elif shape == 1:  # a discrete F1 difference: a few values, many ties
+        column = rng.choice([-0.25, -0.111, 0.0, 0.053], size=resamples, p=[0.3, 0.4, 0.25, 0.05])
+    else:  # mostly zero, a long tail: a rare field's errors
+        column = np.where(rng.random(resamples) < 0.9, 0.0, -rng.exponential(0.2, resamples))
+    confidence = float(rng.choice([0.8, 0.9, 0.95, 0.99]))
+    low, high, level = joint_band(column[:, None], confidence)
+    alone = percentile_bounds(column, confidence)
+    assert level == confidence and (low[0], high[0]) == (alone[0], alone[1])
 
 
 def save_both(folder, reports):
@@ -272,3 +310,105 @@ def test_the_gate_simulation_is_reproducible_from_its_seed_and_plants_its_regres
     other = simulated_gates.simulate(30, 20, 0.12, master=6, resamples=50)
     assert other["change"] != first["change"]
     assert simulated_gates.simulate(30, 20, 0.0, master=5, resamples=50)["change"] != first["change"]
+
+
+# --- the gate reads the interval the table prints ----------------------------------------------------
+
+
+def write_results(path, counts_by_document, fields):
+    """A compact results file whose documents hold the given counts (documents x fields x COUNTS)."""
+    from helpers.formats import COUNTS, results
+
+    header = results.ResultsHeader(schema="walkthroughs.invoices:Invoice")
+    with results.ResultsWriter(path, header) as out:
+        for index, rows in enumerate(counts_by_document):
+            counts = {
+                field: results.Counts(**dict(zip(COUNTS, map(int, row), strict=True)))
+                for field, row in zip(fields, rows, strict=True)
+            }
+            out.write(results.ResultRow(name=f"d{index:03d}", score=1.0, test_pass=True, counts=counts))
+    return path
+
+
+def assert_gates_and_tables_agree(comparison, targets, mode):
+    """Every gated row of the field and overall tables prints the interval its gate read, with its verdict."""
+    from helpers.compare.gates import evaluate_gates, gated_intervals
+
+    rules = [f"high(delta({target})) >= 0" for target in targets]
+    results = evaluate_gates(rules, comparison, intervals=mode)
+    gated = gated_intervals(results)
+    fields = comparison.field_table(gated=gated).set_index("field")
+    overall = comparison.overall_table(gated).iloc[0]
+    for result, target in zip(results, targets, strict=True):
+        row = overall if target == "overall" else fields.loc[target.rsplit(".", 1)[0]]
+        assert (row["low"], row["high"]) == (result.change.low, result.change.high), target
+        assert result.measured == row["high"] and row["interval"].endswith("gated"), target
+        assert (row["verdict"] == "regressed") == (not result.passed), target
+        if len(targets) == 1 or mode == "per-field":
+            assert result.change == comparison.delta(target), target  # one field: its own interval, bit for bit
+
+
+def test_gates_and_tables_agree_on_the_walkthrough_comparison():
+    """The Compare_Runs walkthrough's 60 simulated invoices: every field gated at once, and each alone."""
+    invoices = sim.simulated_invoices()
+    cases = sim.simulated_cases(invoices)
+    old, new = (
+        score_outputs_sync(cases, sim.extract(extractor, invoices), StructuredOutputSimilarity(Invoice))
+        for extractor in (sim.BASELINE, sim.CANDIDATE)
+    )
+    comparison = compare(old, new, resamples=500, seed=0)
+    every = ["overall", *(f"{path}.f1" for path in comparison.paths)]
+    for mode in ("joint", "per-field"):
+        assert_gates_and_tables_agree(comparison, every, mode)
+    for target in every:
+        assert_gates_and_tables_agree(comparison, [target], "joint")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_gates_and_tables_agree_on_random_pairs_of_runs(tmp_path, seed):
+    from walkthroughs import simulated_gates as gates_sim
+
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(5, 60))
+    poor, lines = gates_sim.documents(rng, size)
+    extra = float(rng.choice([0.0, 0.1, 0.3]))
+    fields = gates_sim.FIELDS
+    shape = (size, len(fields), -1)
+    old = gates_sim.run_counts(rng, poor, lines).reshape(shape)
+    new = gates_sim.run_counts(rng, poor, lines, extra, str(rng.choice(fields[:6]))).reshape(shape)
+    comparison = runs.compare_files(
+        write_results(tmp_path / "old.jsonl", old, fields),
+        write_results(tmp_path / "new.jsonl", new, fields),
+        resamples=300,
+        seed=seed,
+    )
+    picked = [f"{path}.f1" for path in rng.choice(fields, size=int(rng.integers(1, len(fields) + 1)), replace=False)]
+    for mode in ("joint", "per-field"):
+        assert_gates_and_tables_agree(comparison, picked, mode)
+
+
+def test_a_regression_the_table_calls_is_failed_by_its_gate(tmp_path, capsys):
+    """Ten claims, the candidate reads the four euro claims as dollars: the field table says `regressed`.
+
+    The band the gates read before (symmetric, `estimate +- c x se`) reached above zero on these
+    skewed resamples and passed the gate on the same screen; the gate now reads the table's interval.
+    """
+    from walkthroughs.simulated_gates import euro_claims, one_field_bands
+
+    old, new = euro_claims()
+    fields = ("claim_id", "currency")
+    files = [
+        write_results(tmp_path / f"{name}.jsonl", np.stack([np.repeat(old[:1], 10, axis=0), run], axis=1), fields)
+        for name, run in (("old", old), ("new", new))
+    ]
+    code = main([*map(str, files), "--gate", "high(delta(currency.f1)) >= 0"])
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.lstrip().startswith("currency"))
+    assert code == EXIT_FAILED and "-0.250" in row and "regressed" in row and "95% gated" in row
+    gate = next(line for line in out.splitlines() if line.startswith("high(delta(currency.f1))"))
+    assert "FAIL" in gate and "high of joint interval" in gate
+    assert "joint 95% over 1 field (its own 95% interval, as the tables print it)" in out
+    bands = one_field_bands(old, new, resamples=2000, seed=0)  # compare's defaults
+    assert bands["joint"] == bands["per-field"] and bands["per-field"][1] < 0
+    assert bands["studentized"][1] > 0  # the two disagreed in sign here
+    assert f"{bands['per-field'][0]:.3f} {bands['per-field'][1]:.3f}" in " ".join(row.split())
