@@ -407,15 +407,17 @@ def test_interval_gates_fail_only_beyond_noise(comparison):
         assert total.measured == band["total_amount.f1"].low and total.passed
 
 
-def test_the_joint_band_is_wider_than_each_interval_and_holds_the_estimate(comparison):
+def test_the_joint_band_holds_each_fields_interval_read_at_one_higher_level(comparison):
     targets = [f"{path}.f1" for path in comparison.paths]
     band = comparison.joint(targets)
+    level = band[targets[0]].level
+    assert level > comparison.confidence  # eight fields: all hold together only at a higher level
     for target in targets:
         alone, joint = comparison.delta(target), band[target]
-        assert joint.estimate == alone.estimate
-        assert joint.low <= joint.estimate <= joint.high
-        if alone.high > alone.low:  # a field no document moved has a point for both
-            assert joint.high - joint.low > alone.high - alone.low, target
+        assert joint.estimate == alone.estimate and joint.level == level
+        assert joint.low <= alone.low and alone.high <= joint.high, target
+        at_level = bootstrap.percentile_bounds(comparison.resampled_delta(target), level)
+        assert (joint.low, joint.high) == tuple(at_level), target
 
 
 def test_plain_and_delta_gates_record_no_interval_mode(comparison):

@@ -364,6 +364,27 @@ def test_gates_and_tables_agree_on_the_walkthrough_comparison():
         assert_gates_and_tables_agree(comparison, [target], "joint")
 
 
+def test_gates_and_tables_agree_on_the_own_agent_walkthrough_comparison():
+    """The "Your own agent" walkthrough's two hand-authored runs of five purchase orders."""
+    from helpers.files import REPO_ROOT
+    from helpers.harness.cases import load_cases, load_predictions
+    from helpers.harness.schema import load_schema
+
+    folder = REPO_ROOT / "examples" / "your_own_agent"
+    order = load_schema("purchase_order:PurchaseOrder", directory=folder)
+    cases = load_cases(folder / "cases.jsonl", order)
+    old, new = (
+        score_outputs_sync(cases, load_predictions(folder / name, order, cases), StructuredOutputSimilarity(order))
+        for name in ("baseline_answers.jsonl", "predictions_v2.jsonl")
+    )
+    comparison = compare(old, new, resamples=500, seed=0)
+    every = ["overall", *(f"{path}.f1" for path in comparison.paths)]
+    for mode in ("joint", "per-field"):
+        assert_gates_and_tables_agree(comparison, every, mode)
+    for target in every:
+        assert_gates_and_tables_agree(comparison, [target], "joint")
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_gates_and_tables_agree_on_random_pairs_of_runs(tmp_path, seed):
     from walkthroughs import simulated_gates as gates_sim
