@@ -47,8 +47,8 @@ from walkthroughs.simulated_gates import (
     SEED,
     SEEDS,
     SIZES,
+    bands,
     euro_claims,
-    one_field_bands,
     rate,
     simulate,
 )
@@ -73,9 +73,10 @@ def main() -> int:
         f"{args.seeds:,} seeds per row, {args.resamples} resamples, {CONFIDENCE:.0%} intervals; "
         "± is the Monte Carlo standard error"
     )
-    bands = one_field_bands(*euro_claims(), resamples=2000, seed=0)
+    read, _ = bands(*euro_claims(), seed=0, resamples=2000)
     print("\nTen claims, the candidate reads the four euro claims as dollars: currency F1 change, 2,000 resamples")
-    for mode, (low, high) in bands.items():
+    for mode, (lows, highs) in read.items():
+        low, high = float(lows[0]), float(highs[0])
         verdict = "passes" if high >= 0 else "FAILS"
         print(f"{mode:>12}: [{low:+.3f}, {high:+.3f}] -> gate high(delta(currency.f1)) >= 0 {verdict}")
     print(f"\nNo change (both runs at the same rates): how often some gate fails; stated joint level {level:.0%}")

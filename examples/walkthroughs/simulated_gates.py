@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from helpers.compare.bootstrap import joint_band, percentile_bounds, ratio, resample_sums
+from helpers.compare.bootstrap import joint_band, percentile_bounds, resampled_change
 from helpers.compare.params import check_confidence
 from helpers.formats import COUNTS
 
@@ -119,21 +119,22 @@ def studentized_band(estimates: np.ndarray, resampled: np.ndarray, confidence: f
     return estimates - width, estimates + width
 
 
+def bands(old: np.ndarray, new: np.ndarray, seed: int, resamples: int) -> tuple[dict, np.ndarray]:
+    """Each field's F1 change read each way of `MODES` from the same resamples, as (lows, highs), and the deltas."""
+    estimates, resampled = resampled_change(old, new, "f1", resamples, seed)
+    read = {
+        "per-field": percentile_bounds(resampled, CONFIDENCE),  # each field's `interval(...)`, in one call
+        "joint": joint_band(resampled, CONFIDENCE)[:2],
+        "studentized": studentized_band(estimates, resampled, CONFIDENCE),
+    }
+    return read, estimates
+
+
 def gate_failures(old: np.ndarray, new: np.ndarray, seed: int, resamples: int) -> tuple[dict, np.ndarray]:
     """Which of the `high(delta(F.f1)) >= 0` gates fail, read each way of `MODES`, and the true-sample deltas."""
-    _, sums = resample_sums(np.empty((old.shape[0], 0)), [old, new], resamples, seed)
-    width = len(FIELDS) * len(COUNTS)
-    shape = (resamples, len(FIELDS), len(COUNTS))
-    resampled = ratio(sums[:, width:].reshape(shape), "f1") - ratio(sums[:, :width].reshape(shape), "f1")
-    table = (len(FIELDS), len(COUNTS))
-    estimates = ratio(new.sum(axis=0).reshape(table), "f1") - ratio(old.sum(axis=0).reshape(table), "f1")
-    highs = {
-        "per-field": percentile_bounds(resampled, CONFIDENCE)[1],  # each field's `interval(...).high`, in one call
-        "joint": joint_band(resampled, CONFIDENCE)[1],
-        "studentized": studentized_band(estimates, resampled, CONFIDENCE)[1],
-    }
+    read, estimates = bands(old, new, seed, resamples)
     tolerance = 1e-9  # as the gates forgive float rounding
-    return {mode: high < -tolerance for mode, high in highs.items()}, estimates
+    return {mode: high < -tolerance for mode, (_, high) in read.items()}, estimates
 
 
 def simulate(size: int, seeds: int, extra: float, master: int, resamples: int, field: str = REGRESSED) -> dict:
@@ -163,21 +164,6 @@ def euro_claims(claims: int = 10, euro: int = 4) -> tuple[np.ndarray, np.ndarray
     new = old.copy()
     new[:euro, TP], new[:euro, FD], new[:euro, FP] = 0, 1, 1
     return old, new
-
-
-def one_field_bands(old: np.ndarray, new: np.ndarray, resamples: int, seed: int) -> dict[str, tuple[float, float]]:
-    """One field's F1 change read three ways (`MODES`) from the same resamples: each as (low, high)."""
-    _, sums = resample_sums(np.empty((old.shape[0], 0)), [old, new], resamples, seed)
-    resampled = ratio(sums[:, len(COUNTS) :], "f1") - ratio(sums[:, : len(COUNTS)], "f1")
-    estimate = float(ratio(new.sum(axis=0), "f1") - ratio(old.sum(axis=0), "f1"))
-    per_field = percentile_bounds(resampled, CONFIDENCE)
-    joint = joint_band(resampled[:, None], CONFIDENCE)
-    studentized = studentized_band(np.array([estimate]), resampled[:, None], CONFIDENCE)
-    return {
-        "per-field": (float(per_field[0]), float(per_field[1])),
-        "joint": (float(joint[0][0]), float(joint[1][0])),
-        "studentized": (float(studentized[0][0]), float(studentized[1][0])),
-    }
 
 
 def rate(hits: np.ndarray) -> tuple[float, float]:

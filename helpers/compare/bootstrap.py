@@ -281,6 +281,26 @@ def paired_bootstrap(
     return interval(means[:, 0], means[:, 1], (after - before).mean(), confidence)
 
 
+def resampled_change(
+    old: np.ndarray, new: np.ndarray, metric: str, resamples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """`new - old` in `metric` for each field of two runs' counts, on the whole sample and on each resample.
+
+    `old` and `new` are documents x (fields x COUNTS) whole numbers, one block of COUNTS per field,
+    paired by row: what the simulations (the power estimate, the gate benchmark) draw, compared
+    exactly as `compare` compares two runs. Returns `(estimates, resampled)`: fields, and
+    resamples x fields.
+    """
+    fields = old.shape[1] // len(COUNTS)
+    _, sums = resample_sums(np.empty((old.shape[0], 0)), [old, new], resamples, seed)
+    shape = (resamples, fields, len(COUNTS))
+    width = fields * len(COUNTS)
+    resampled = ratio(sums[:, width:].reshape(shape), metric) - ratio(sums[:, :width].reshape(shape), metric)
+    table = (fields, len(COUNTS))
+    estimates = ratio(new.sum(axis=0).reshape(table), metric) - ratio(old.sum(axis=0).reshape(table), metric)
+    return estimates, resampled
+
+
 def ratio(totals: np.ndarray, name: str) -> np.ndarray:
     """A metric from summed counts (last axis in `counts` order), zero where undefined as in stickler."""
     if name in COUNTS:

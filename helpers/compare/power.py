@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from helpers.compare.bootstrap import percentile_bounds, ratio, resample_sums
+from helpers.compare.bootstrap import percentile_bounds, ratio, resampled_change
 from helpers.compare.params import CONFIDENCE, POWER, RATIOS, CompareError  # noqa: E402
 from helpers.compare.params import POWER_RESAMPLES as RESAMPLES
 from helpers.compare.params import POWER_SIMULATIONS as SIMULATIONS
@@ -116,11 +116,9 @@ def simulate(
         new[:, broken] += flips
         if broken == FD:
             new[:, FP] += flips
-        _, sums = resample_sums(np.empty((documents, 0)), [old, new], resamples, seed + simulation)
-        width = len(COUNTS)
-        resampled = ratio(sums[:, width:], metric) - ratio(sums[:, :width], metric)
-        estimate = float(ratio(new.sum(axis=0), metric) - ratio(old.sum(axis=0), metric))
-        high = float(percentile_bounds(resampled, confidence)[1])  # one gate: its joint band is this interval
+        estimates, resampled = resampled_change(old, new, metric, resamples, seed + simulation)
+        estimate = float(estimates[0])
+        high = float(percentile_bounds(resampled[:, 0], confidence)[1])  # one gate: its joint band is this interval
         caught += high < -1e-9  # as the gates forgive float rounding
         changes.append(estimate)
     return Power(documents, rate, float(np.mean(changes)), caught / simulations)
