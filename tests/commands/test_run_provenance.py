@@ -164,9 +164,15 @@ def test_report_reads_the_schema_the_run_names_and_refuses_one_that_changed(proj
         "--out", "predicted.json",
     )[0] == 0  # fmt: skip
     capsys.readouterr()
-    assert report.main(["predicted.json", "--out", "page.html"]) == 0
+    assert report.main(["predicted.json", "--out", "page.html"]) == 0  # the saved report, nothing repeated
     printed = capsys.readouterr().out
     assert "### Failures by kind" in printed and "Pass --schema" not in printed
+    import re
+
+    html = (project / "page.html").read_text(encoding="utf-8")
+    data = json.loads(re.search(r'<script id="document-data" type="application/json">(.*?)</script>', html, re.S)[1])
+    [(name, _, _, leaves)] = data["documents"]  # the one document with a leaf that cost points, and its leaf diff
+    assert name == "po-2" and "Betamax" in json.dumps(leaves) and "25.0" in json.dumps(leaves)
     (project / "po_schema.py").write_text(SCHEMA_MODULE.replace("total: Optional[float]", "total: Optional[int]"))
     import sys
 
