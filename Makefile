@@ -23,7 +23,8 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lab run test lint format outputs check-outputs record record-fcc compare clean
-.PHONY: bench bench-fuzzy bench-compare bench-gates bench-scale bench-notebooks bench-identity
+.PHONY: bench bench-fuzzy bench-compare bench-gates bench-scale bench-notebooks bench-identity bench-report
+.PHONY: bench-record
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -87,7 +88,7 @@ record-fcc: $(STAMP) ## Re-record the FCC snapshot and extractions live (needs A
 compare: $(STAMP) ## Compare two saved reports and apply gates: make compare OLD=a.json NEW=b.json GATES="--gate 'overall >= 0.8'"
 	@$(BIN)/python scripts/make_compare.py $(call shell_word,OLD) $(call shell_word,NEW) $(call shell_word,GATES)
 
-bench: bench-fuzzy bench-compare bench-gates bench-scale bench-identity bench-notebooks bench-report ## Every benchmark, each printing ratios measured in one run
+bench: bench-fuzzy bench-compare bench-gates bench-scale bench-identity bench-notebooks bench-report bench-record ## Every benchmark, each printing ratios measured in one run
 
 bench-fuzzy: $(STAMP) ## FuzzyEquals against deepdiff
 	$(BIN)/python -m bench.bench_fuzzy
@@ -106,6 +107,9 @@ bench-scale: $(STAMP) ## score in one process, on 2 workers and a local Dask clu
 
 bench-identity: $(STAMP) ## The stickler speed-up's numbers against stickler's own on the fixtures and 10,000 documents
 	$(BIN)/python -m bench.bench_stickler_identity
+
+bench-record: $(STAMP) ## record --concurrency 8 against one at a time, and a throttled run's requests against one per call
+	$(BIN)/python -m bench.bench_record
 
 bench-notebooks: $(STAMP) ## make run's command against its floor (the same command on each notebook's imports alone)
 	$(BIN)/python -m bench.bench_notebooks

@@ -12,11 +12,13 @@ later on keeps what already succeeded and leaves nothing half-written.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import queue
+import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -169,16 +171,20 @@ class _Run:
         failures: list[tuple[str, int]] = []
         usage = Usage()
         try:
-            for _ in chosen:
-                case, captured, said, recorder = _next(results)
-                progress.close()
-                self.err.write(said)
-                code = self._commit(case, captured, paths[case.name], out)
-                progress.end(code == exits.OK)
-                if code != exits.OK:
-                    failures.append((case.name, code))
-                else:
-                    usage += data_usage(captured, recorder.seconds)
+            with _interrupt_between_cases(self.stop):
+                for _ in chosen:
+                    finished = _next(results, self.stop)
+                    if finished is None:
+                        raise KeyboardInterrupt
+                    case, captured, said, recorder = finished
+                    progress.close()
+                    self.err.write(said)
+                    code = self._commit(case, captured, paths[case.name], out)
+                    progress.end(code == exits.OK)
+                    if code != exits.OK:
+                        failures.append((case.name, code))
+                    else:
+                        usage += data_usage(captured, recorder.seconds)
         except KeyboardInterrupt:
             self.stop.set()
             progress.close()
@@ -200,7 +206,9 @@ class _Run:
                 "in all and sent them again.",
                 file=out,
             )
-        if failures:
+        if failures:  # in case order, so the list and the exit code do not depend on which case finished first
+            order = {case.name: number for number, case in enumerate(chosen)}
+            failures.sort(key=lambda failure: order[failure[0]])
             print(f"Failed: {', '.join(name for name, _ in failures)} (their cassettes are unchanged).", file=self.err)
             return failures[0][1]
         return exits.OK
@@ -248,10 +256,35 @@ class _Run:
         return exits.OK
 
 
-def _next(results: Any) -> Any:
-    """The next finished case, waiting in short steps so that Ctrl-C is seen at once."""
-    while True:
+def _next(results: Any, stop: threading.Event) -> Any:
+    """The next finished case, waiting in short steps so that Ctrl-C is seen at once; None once it was pressed."""
+    while not stop.is_set():
         try:
             return results.get(timeout=0.1)
         except queue.Empty:
             continue
+    return None
+
+
+@contextlib.contextmanager
+def _interrupt_between_cases(stop: threading.Event) -> Iterator[None]:
+    """The first Ctrl-C sets `stop` instead of raising, so the cassette being written is finished and counted.
+
+    A KeyboardInterrupt raised mid-commit would leave a cassette written but not counted in the
+    summary (or its review half printed). The run stops at the next case instead; a second Ctrl-C
+    raises at once, as usual. Off the main thread, where no signal handler can be set, nothing changes.
+    """
+    previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
+    if previous is None:  # off the main thread, or a handler not set from Python
+        yield
+        return
+
+    def pressed(signum: int, frame: Any) -> None:
+        stop.set()
+        signal.signal(signal.SIGINT, previous)
+
+    signal.signal(signal.SIGINT, pressed)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -160,3 +160,27 @@ def test_native_structured_output_is_recorded_and_replays_as_faithfully_as_a_too
     case = SimpleNamespace(input=offline_invoice.document())
     assert offline_invoice.task(case, replay) == offline_invoice.GROUND_TRUTH
     assert replay.unused_turns == 0
+
+
+def test_an_http_429_throttling_exception_pauses_the_run_and_is_sent_again(bedrock, cassettes, monkeypatch):
+    from helpers.exchanges import throttle
+
+    heard: list[float | None] = []
+
+    class Quick(throttle.SharedBackoff):  # Bedrock sends no Retry-After: the first pause, shortened
+        def __init__(self) -> None:
+            super().__init__(first_delay=0.2)
+
+        def throttled(self, sent_at: float, retry_after: float | None) -> None:
+            heard.append(retry_after)
+            super().throttled(sent_at, retry_after)
+
+    monkeypatch.setattr("helpers.exchanges.recorder.SharedBackoff", Quick)
+    good = ("stream", tool_use_stream("Invoice", bundled_chunks(), tool_use_id="tooluse_live_1"))
+    bedrock.script = [("error", 429, "ThrottlingException", "Too many requests, please wait."), good]
+    code, printed = run_record(cassettes)
+    assert code == 0, printed
+    assert heard == [None] and len(bedrock.requests) == 2  # heard by the run's back-off, not Strands' own retries
+    assert "The provider throttled 1 call(s); the run paused 0.2 s in all and sent them again." in printed
+    (call,) = json.loads((cassettes / BUNDLED.name).read_text())["calls"]  # the throttled attempt left no trace
+    assert call["response"]["message"]["content"][0]["toolUse"]["toolUseId"] == "tooluse_live_1"

@@ -6,13 +6,20 @@ Ollama, llama.cpp, vLLM and LiteLLM's proxy send them. The real `openai` client 
 `OpenAIModel`) parses it as it parses those servers.
 
 Each request takes the next step of `script`, a list of `delta`s (the `choices[0].delta` of each
-chunk) and a finish reason; `tool_calls_step` and `text_step` build the usual ones. Requests are
-kept (with their Authorization header) so a test can check what the client sent.
+chunk) and a finish reason; `tool_calls_step` and `text_step` build the usual ones. Many cases in
+flight at once arrive in no fixed order, so `answer(body)`, when set, picks each request's step
+from what it asks instead (`tests.servers.orders.openai_answer`), and a step may be an HTTP error
+(`throttled_step`: a 429 with `Retry-After`, as OpenAI and its look-alikes throttle). `delay` is
+the seconds each answered request waits before its answer, the latency of a real model call. Requests are
+kept (with their Authorization header, and when each arrived and was answered, by
+`time.monotonic()`) so a test can check what the client sent and when.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -43,11 +50,19 @@ def text_step(text: str) -> dict:
     }
 
 
-class OpenAIServer(LocalServer):
-    """A threaded HTTP server answering chat completions from a script, one step per request."""
+def throttled_step(retry_after: str | None = "1") -> dict:
+    """A 429 as OpenAI sends one, with `Retry-After` (seconds) unless it is None."""
+    headers = {"Retry-After": retry_after} if retry_after is not None else {}
+    error = {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}
+    return {"status": 429, "headers": headers, "error": error}
 
-    def __init__(self) -> None:
+
+class OpenAIServer(LocalServer):
+    """A threaded HTTP server answering chat completions from a script (or `answer`), one step per request."""
+
+    def __init__(self, answer: Callable[[dict], dict] | None = None, delay: float = 0.0) -> None:
         self.script: list[dict] = []
+        self.answer, self.delay = answer, delay
         self.requests: list[dict[str, Any]] = []
         fake = self
 
@@ -57,16 +72,39 @@ class OpenAIServer(LocalServer):
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                fake.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
-                if not fake.script:
+                request = {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+                request["arrived"] = time.monotonic()
+                fake.requests.append(request)
+                if fake.answer is None and not fake.script:
                     self.send_error(500, "the OpenAI stand-in has no step left for this request")
                     return
-                step = fake.script.pop(0)
+                step = fake.answer(body) if fake.answer is not None else fake.script.pop(0)
+                request["status"] = step.get("status", 200)
+                if "status" not in step:  # a refusal is quick; an answer takes the model's time
+                    fake.stopped.wait(fake.delay)
+                try:
+                    self.play(step, body.get("model", "local"))
+                except OSError:
+                    pass  # the client gave up first
+                request["answered"] = time.monotonic()
+                self.close_connection = True
+
+            def play(self, step: dict, model: str) -> None:
+                if "status" in step:
+                    data = json.dumps({"error": step["error"]}).encode()
+                    self.send_response(step["status"])
+                    for name, value in step["headers"].items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
                 self.end_headers()
-                model = body.get("model", "local")
                 for number, delta in enumerate(step["deltas"]):
                     self.chunk(model, [{"index": 0, "delta": delta, "finish_reason": None}], number)
                 self.chunk(model, [{"index": 0, "delta": {}, "finish_reason": step["finish_reason"]}], 0)
@@ -74,7 +112,6 @@ class OpenAIServer(LocalServer):
                 self.chunk(model, [], 0, usage=usage)
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
-                self.close_connection = True
 
             def chunk(self, model: str, choices: list, number: int, usage: dict | None = None) -> None:
                 data = {"id": "chatcmpl-local", "object": "chat.completion.chunk", "created": 0, "model": model}
