@@ -205,8 +205,8 @@ def run(
     except BrokenPipeError:
         _silence_stdout()
         return BROKEN_PIPE
-    except KeyboardInterrupt:
-        print("Interrupted.", file=err or sys.stderr)
+    except KeyboardInterrupt as exc:  # a command may say what it stopped (`KeyboardInterrupt("Interrupted: ...")`)
+        print(str(exc) or "Interrupted.", file=err or sys.stderr)
         return INTERRUPTED
     except refused as exc:
         return refuse(exc, note=note, err=err)

@@ -197,8 +197,13 @@ def run(args: argparse.Namespace, mode: str | None, out: TextIO, err: TextIO) ->
     if args.predictions is not None:
         report = score_stored(cases, predictions, evaluator)  # the harness's report, scored in this thread
     else:
-        report = score_task_sync(cases, agent.task, evaluator, max_workers=agent.concurrency)  # the one scoring step
-        agent.finish()
+        try:
+            report = score_task_sync(
+                cases, agent.task, evaluator, max_workers=agent.concurrency
+            )  # the one scoring step
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(agent.interrupted()) from None
+        agent.finish(out)
         agent.refuse_if_incomplete()
     sources = _predicted(args, cases) if args.predictions is not None else agent.sources()
     if args.predictions is None:
@@ -265,6 +270,7 @@ class AgentRun:
         self.stale: dict[str, str] = {}
         self.exchanges: dict[str, Any] = {}
         self.recorders: dict[str, Any] = {}
+        self.backoff: Any = None  # live: the one back-off every case in flight shares
         self.progress = CaseProgress(len(cases), sys.stderr, what="scored live")
         models = self._live(args, cases, out) if mode == "live" else self._replays(args, schema, cases, out)
         self.concurrency = args.concurrency or (DEFAULT_CONCURRENCY if mode == "live" else HARNESS_WORKERS)
@@ -278,6 +284,7 @@ class AgentRun:
         from helpers.services.models import describe_live
 
         model, backoff = _live_model(args.model), SharedBackoff()  # one back-off for every case in flight
+        self.backoff = backoff
         print(f"Scoring {len(cases)} case(s) live with {describe_live(model)}.", file=out)
 
         def recorder(name: str) -> Any:  # a fresh one per case, which bounds its calls and keeps its usage
@@ -331,12 +338,30 @@ class AgentRun:
         fresh = {name: exchange for name, exchange in self.exchanges.items() if name not in self.stale}
         return {name: partial(self.cassettes.replay, name, exchange) for name, exchange in fresh.items()}
 
-    def finish(self) -> None:
+    def finish(self, out: TextIO) -> None:
         self.progress.close()
+        if self.backoff is not None and self.backoff.summary():
+            print(self.backoff.summary(), file=out)
         for name, problem in list(self.problems.items()):
             if problem.stale:
                 self.stale[name] = problem.reason
                 del self.problems[name]
+
+    def interrupted(self) -> str:
+        """What Ctrl-C stopped: the cases run, abandoned and not started, their cost, and that nothing was written."""
+        nothing = "nothing was written (--out and --results are written only when every case has run)"
+        if self.mode != "live":  # a replay makes no calls: nothing was spent
+            return f"Interrupted: {nothing}."
+        from helpers.exchanges.usage import total
+
+        self.progress.close()
+        done, failed, in_flight = self.progress.done, self.progress.failed, self.progress.in_flight
+        waiting = len(self.names) - done - failed - in_flight
+        return (
+            f"Interrupted: {done} of {len(self.names)} case(s) ran live, {failed} failed, {in_flight} in flight were "
+            f"abandoned and {waiting} not started; the calls made cost {total(self.usages().values()).describe()}; "
+            f"{nothing}."
+        )
 
     def refuse_if_incomplete(self) -> None:
         """Raise `BadInput` listing every stale case (grouped by reason) and every task problem."""

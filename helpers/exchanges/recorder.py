@@ -200,12 +200,8 @@ class _Run:
         print(f"Recorded {recorded} of {len(chosen)} case(s) into {cassettes}.", file=out)
         if recorded:
             print(f"They cost {usage.describe()}.", file=out)
-        if self.backoff.throttles:
-            print(
-                f"The provider throttled {self.backoff.throttles} call(s); the run paused {self.backoff.paused:.1f} s "
-                "in all and sent them again.",
-                file=out,
-            )
+        if self.backoff.summary():
+            print(self.backoff.summary(), file=out)
         if failures:  # in case order, so the list and the exit code do not depend on which case finished first
             order = {case.name: number for number, case in enumerate(chosen)}
             failures.sort(key=lambda failure: order[failure[0]])

@@ -82,6 +82,15 @@ class SharedBackoff:
         with self._lock:
             self._streak = 0
 
+    def summary(self) -> str | None:
+        """The line a run prints when the provider throttled it, or None when it never did."""
+        if not self.throttles:
+            return None
+        return (
+            f"The provider throttled {self.throttles} call(s); the run paused {self.paused:.1f} s "
+            "in all and sent them again."
+        )
+
 
 def is_throttle(exc: BaseException) -> bool:
     """Whether `exc`, or anything in its cause chain, says the provider is throttling."""

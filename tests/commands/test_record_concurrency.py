@@ -197,6 +197,33 @@ def test_score_live_shares_the_backoff_across_its_cases_in_flight(project, monke
     assert len(server.requests) == 2 * len(NAMES) + 1
     run = json.loads((project / "live.json").read_text())
     assert sorted(run["run"]["cases"]) == NAMES
+    assert "The provider throttled 1 call(s); the run paused" in out
+
+
+@pytest.mark.local_servers
+def test_ctrl_c_in_a_live_score_says_what_ran_and_what_it_cost_and_writes_nothing(project):
+    with OpenAIServer(answer=OrderAnswers().openai_answer, delay=0.3) as server:
+        env = dict(os.environ, LOCAL_OPENAI_URL=server.url + "/v1")
+        env.pop("EVAL_NOTEBOOKS_MODE", None)
+        argv = [*BASE, "--mode", "live", "--model", "models:local", "--concurrency", "2", "--out", "live.json"]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "helpers.commands.score", *argv],
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while len(server.requests) < 3 and time.monotonic() < deadline:  # a case done, others in flight
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 130, (out, err)
+    summary = re.search(r"Interrupted: (\d+) of 5 case\(s\) ran live, 0 failed, (\d+) in flight were abandoned", err)
+    assert summary is not None, err
+    assert "the calls made cost" in err and "nothing was written" in err and "Traceback" not in err
+    assert not (project / "live.json").exists()
 
 
 @pytest.mark.local_servers
