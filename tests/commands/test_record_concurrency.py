@@ -26,6 +26,7 @@ from helpers.commands import record, score
 from helpers.exchanges import throttle
 from helpers.exchanges.fixtures import load_exchange
 from tests.commands.streams import streams
+from tests.sample_project import sample_project
 from tests.servers.openai import OpenAIServer, throttled_step
 from tests.servers.orders import FOLDER, OrderAnswers
 
@@ -52,14 +53,7 @@ def openai_client():
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """The sample folder with its five cases, a model factory pointing at the local server, no cassettes."""
-    folder = tmp_path / "your_own_agent"
-    shutil.copytree(FOLDER, folder, ignore=shutil.ignore_patterns("__pycache__", "cassettes"))
-    (folder / "models.py").write_text(FACTORY, encoding="utf-8")
-    monkeypatch.chdir(folder)
-    monkeypatch.syspath_prepend(str(folder))
-    for name in ("purchase_order", "extract", "models"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    return folder
+    return sample_project(tmp_path, monkeypatch, FACTORY)
 
 
 @pytest.fixture
@@ -200,14 +194,13 @@ def test_score_live_shares_the_backoff_across_its_cases_in_flight(project, monke
     assert "The provider throttled 1 call(s); the run paused" in out
 
 
-@pytest.mark.local_servers
-def test_ctrl_c_in_a_live_score_says_what_ran_and_what_it_cost_and_writes_nothing(project):
+def interrupt(project, command, argv, ready):
+    """Run `command` as a program from `project` against a slow local server; Ctrl-C it once `ready(server)` holds."""
     with OpenAIServer(answer=OrderAnswers().openai_answer, delay=0.3) as server:
         env = dict(os.environ, LOCAL_OPENAI_URL=server.url + "/v1")
         env.pop("EVAL_NOTEBOOKS_MODE", None)
-        argv = [*BASE, "--mode", "live", "--model", "models:local", "--concurrency", "2", "--out", "live.json"]
         process = subprocess.Popen(
-            [sys.executable, "-m", "helpers.commands.score", *argv],
+            [sys.executable, "-m", command, *BASE, "--model", "models:local", "--concurrency", "2", *argv],
             cwd=project,
             env=env,
             stdout=subprocess.PIPE,
@@ -215,11 +208,22 @@ def test_ctrl_c_in_a_live_score_says_what_ran_and_what_it_cost_and_writes_nothin
             text=True,
         )
         deadline = time.monotonic() + 60
-        while len(server.requests) < 3 and time.monotonic() < deadline:  # a case done, others in flight
+        while not ready(server) and time.monotonic() < deadline:
             time.sleep(0.02)
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=30)
-    assert process.returncode == 130, (out, err)
+    return process.returncode, out, err
+
+
+@pytest.mark.local_servers
+def test_ctrl_c_in_a_live_score_says_what_ran_and_what_it_cost_and_writes_nothing(project):
+    code, out, err = interrupt(
+        project,
+        "helpers.commands.score",
+        ["--mode", "live", "--out", "live.json"],
+        lambda server: len(server.requests) >= 3,  # a case done, others in flight
+    )
+    assert code == 130, (out, err)
     summary = re.search(r"Interrupted: (\d+) of 5 case\(s\) ran live, 0 failed, (\d+) in flight were abandoned", err)
     assert summary is not None, err
     assert "the calls made cost" in err and "nothing was written" in err and "Traceback" not in err
@@ -228,24 +232,14 @@ def test_ctrl_c_in_a_live_score_says_what_ran_and_what_it_cost_and_writes_nothin
 
 @pytest.mark.local_servers
 def test_ctrl_c_mid_run_leaves_only_whole_cassettes_prints_the_summary_and_exits_130(project):
-    with OpenAIServer(answer=OrderAnswers().openai_answer, delay=0.3) as server:
-        env = dict(os.environ, LOCAL_OPENAI_URL=server.url + "/v1")
-        argv = [*BASE, "--cassettes", "cassettes", "--model", "models:local", "--concurrency", "2"]
-        process = subprocess.Popen(
-            [sys.executable, "-m", "helpers.commands.record", *argv],
-            cwd=project,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        cassettes = project / "cassettes"
-        deadline = time.monotonic() + 60
-        while not (cassettes.is_dir() and any(cassettes.glob("*.json"))) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
-    assert process.returncode == 130, (out, err)
+    cassettes = project / "cassettes"
+    code, out, err = interrupt(
+        project,
+        "helpers.commands.record",
+        ["--cassettes", "cassettes"],
+        lambda server: cassettes.is_dir() and any(cassettes.glob("*.json")),
+    )
+    assert code == 130, (out, err)
     written = sorted(path.name for path in cassettes.iterdir())
     assert 1 <= len(written) < len(NAMES), written  # stopped mid-run: some cases recorded, not all
     assert set(written) <= {f"{name}.json" for name in NAMES}  # no temp file left beside them

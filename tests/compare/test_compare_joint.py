@@ -348,6 +348,15 @@ def assert_gates_and_tables_agree(comparison, targets, mode):
             assert result.change == comparison.delta(target), target  # one field: its own interval, bit for bit
 
 
+def assert_agree_on_every_field(comparison):
+    """Every field and the overall score gated at once, both ways, and each gated alone."""
+    every = ["overall", *(f"{path}.f1" for path in comparison.paths)]
+    for mode in ("joint", "per-field"):
+        assert_gates_and_tables_agree(comparison, every, mode)
+    for target in every:
+        assert_gates_and_tables_agree(comparison, [target], "joint")
+
+
 def test_gates_and_tables_agree_on_the_walkthrough_comparison():
     """The Compare_Runs walkthrough's 60 simulated invoices: every field gated at once, and each alone."""
     invoices = sim.simulated_invoices()
@@ -356,12 +365,7 @@ def test_gates_and_tables_agree_on_the_walkthrough_comparison():
         score_outputs_sync(cases, sim.extract(extractor, invoices), StructuredOutputSimilarity(Invoice))
         for extractor in (sim.BASELINE, sim.CANDIDATE)
     )
-    comparison = compare(old, new, resamples=500, seed=0)
-    every = ["overall", *(f"{path}.f1" for path in comparison.paths)]
-    for mode in ("joint", "per-field"):
-        assert_gates_and_tables_agree(comparison, every, mode)
-    for target in every:
-        assert_gates_and_tables_agree(comparison, [target], "joint")
+    assert_agree_on_every_field(compare(old, new, resamples=500, seed=0))
 
 
 def test_gates_and_tables_agree_on_the_own_agent_walkthrough_comparison():
@@ -377,12 +381,7 @@ def test_gates_and_tables_agree_on_the_own_agent_walkthrough_comparison():
         score_outputs_sync(cases, load_predictions(folder / name, order, cases), StructuredOutputSimilarity(order))
         for name in ("baseline_answers.jsonl", "predictions_v2.jsonl")
     )
-    comparison = compare(old, new, resamples=500, seed=0)
-    every = ["overall", *(f"{path}.f1" for path in comparison.paths)]
-    for mode in ("joint", "per-field"):
-        assert_gates_and_tables_agree(comparison, every, mode)
-    for target in every:
-        assert_gates_and_tables_agree(comparison, [target], "joint")
+    assert_agree_on_every_field(compare(old, new, resamples=500, seed=0))
 
 
 @pytest.mark.parametrize("seed", range(12))

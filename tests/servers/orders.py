@@ -14,10 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from helpers.files import REPO_ROOT
+from tests.sample_project import FOLDER
 from tests.servers.openai import tool_calls_step
-
-FOLDER = REPO_ROOT / "examples" / "your_own_agent"
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

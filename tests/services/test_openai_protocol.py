@@ -3,19 +3,16 @@ against a local OpenAI-compatible chat-completions server, then replayed offline
 
 import io
 import json
-import shutil
-import sys
 
 import pytest
 
 from helpers.commands import record, score
 from helpers.exchanges.fixtures import load_exchange
 from helpers.exchanges.replay import ReplayModel
-from helpers.files import REPO_ROOT
 from tests.commands.streams import outcome
+from tests.sample_project import FOLDER, sample_project
 from tests.servers.openai import OpenAIServer, text_step, tool_calls_step
 
-FOLDER = REPO_ROOT / "examples" / "your_own_agent"
 BASE = ["--schema", "purchase_order:PurchaseOrder", "--cases", "cases.jsonl"]
 KEY = "sk-local-never-stored"
 FACTORY = f'''
@@ -43,16 +40,7 @@ def openai_client():
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """The sample folder with its first case only and a model factory of the user's, no cassettes."""
-    folder = tmp_path / "your_own_agent"
-    shutil.copytree(FOLDER, folder, ignore=shutil.ignore_patterns("__pycache__", "cassettes"))
-    first = (FOLDER / "cases.jsonl").read_text(encoding="utf-8").splitlines()[0]
-    (folder / "cases.jsonl").write_text(first + "\n", encoding="utf-8")
-    (folder / "models.py").write_text(FACTORY, encoding="utf-8")
-    monkeypatch.chdir(folder)
-    monkeypatch.syspath_prepend(str(folder))
-    for name in ("purchase_order", "extract", "models"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    return folder
+    return sample_project(tmp_path, monkeypatch, FACTORY, cases=1)
 
 
 def answer() -> dict:
