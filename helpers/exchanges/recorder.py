@@ -133,6 +133,9 @@ def _chosen(
     return [case for case in selected if case.name in stale]
 
 
+WORKER_NAME = "record-worker"  # each worker thread's name: what a caller that must outlive them can wait for
+
+
 class _Run:
     """One recording run: the cases go out to worker threads, and come back here to be written."""
 
@@ -167,7 +170,9 @@ class _Run:
         results: queue.SimpleQueue[tuple[Any, Any, str, RecordingModel]] = queue.SimpleQueue()
         progress = CaseProgress(len(chosen), self.err)
         for _ in range(min(max(concurrency, 1), len(chosen))):  # daemon threads: Ctrl-C need not wait for them
-            threading.Thread(target=self._work, args=(jobs, results, paths, progress), daemon=True).start()
+            worker = threading.Thread(target=self._work, args=(jobs, results, paths, progress), daemon=True)
+            worker.name = WORKER_NAME
+            worker.start()
         failures: list[tuple[str, int]] = []
         usage = Usage()
         try:

@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -263,6 +264,8 @@ def test_ctrl_c_while_a_cassette_is_written_finishes_and_counts_it_then_stops(pr
     monkeypatch.setattr(recorder, "commit_fixture", commit_then_press_ctrl_c)
     with serve() as server:
         code, _, err = run_record(server, monkeypatch, "cassettes", 1)
+        for worker in [thread for thread in threading.enumerate() if thread.name == recorder.WORKER_NAME]:
+            worker.join(timeout=30)  # the abandoned case ends against the server, not after this test
     assert code == 130, err
     assert [path.name for path in (project / "cassettes").iterdir()] == ["po-1001.json"]
     assert "Interrupted: recorded 1 of 5 case(s) into cassettes; 1 in flight were abandoned and 3 not started" in err
