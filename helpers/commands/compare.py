@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from helpers.compare.runs import Comparison
-    from helpers.formats.run_info import RunInfo
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = exits.OK, exits.GATE_FAILED, exits.BAD_INPUT, exits.INTERNAL
 
@@ -184,17 +183,14 @@ def _show(text: str) -> None:
     print(text, flush=True)
 
 
-def provenance_lines(old: RunInfo | None, new: RunInfo | None, prices: dict | None = None) -> list[str]:
-    """Where each run's outputs came from and, when both recorded it, how the cost moved: quality beside cost."""
+def provenance(comparison: Comparison, fields: pd.DataFrame, prices: dict | None = None) -> list[str]:
+    """Where each run's outputs came from, quality beside cost, and the money, given a price table."""
     from helpers.formats.prices import cost_line
-    from helpers.formats.run_info import cost_change, sources_line
+    from helpers.formats.run_info import provenance_lines
 
-    if old is None and new is None:  # runs saved by code of one's own, not by score: nothing to say
-        return []
-    lines = [f"old outputs: {sources_line(old)}", f"new outputs: {sources_line(new)}"]
-    change = cost_change(old, new)
-    lines += [f"model use, new against old: {change}"] if change else []
-    if prices is not None:
+    old, new = comparison.old_run.info, comparison.new_run.info
+    lines = provenance_lines(old, new, comparison.headline(fields))
+    if prices is not None and lines:
         lines += [f"old {cost_line(old, prices)}; new {cost_line(new, prices)}"]
     return lines
 
@@ -211,6 +207,7 @@ def report_text(
 
     old_run, new_run = comparison.old_run, comparison.new_run
     gated = gated_intervals(results)
+    fields = comparison.field_table(gated=gated) if fields is None else fields
 
     def show(table: pd.DataFrame) -> str:
         return table.to_string(index=False, float_format=lambda value: f"{value:.3f}")
@@ -219,7 +216,7 @@ def report_text(
     parts = [
         f"old: {old_run.source}  new: {new_run.source}",
         f"paired {len(comparison.pairing.cases)} cases; left out {len(comparison.pairing.excluded)}",
-        *provenance_lines(old_run.info, new_run.info, prices),
+        *provenance(comparison, fields, prices),
     ]
     if comparison.pairing.excluded:
         parts.append(show(comparison.pairing.table()))
@@ -234,7 +231,7 @@ def report_text(
         show(comparison.overall_table(gated)),
         "",
         "Per field",
-        show(comparison.field_table(gated=gated) if fields is None else fields),
+        show(fields),
         "",
         f"Documents that moved most (top {top})",
         show(comparison.movers(limit=top)),

@@ -523,6 +523,21 @@ class Comparison:
             rows.append(row)
         return pd.DataFrame(rows)
 
+    def headline(self, fields: pd.DataFrame | None = None, metric: str = "f1") -> str:
+        """The change in a few words: `overall +0.027, currency F1 -0.111` (the field that fell most, if any fell).
+
+        `fields` is the field table, when already computed (its gated rows read as their gates did).
+        """
+        table = self.field_table(metric) if fields is None else fields
+        words = f"overall {self.delta('overall').estimate:+.3f}"
+        if not table.empty:
+            worst = table.loc[table[f"delta {metric}"].idxmin()]
+            if worst[f"delta {metric}"] < 0:
+                words += (
+                    f", {worst['field']} {metric.upper() if metric == 'f1' else metric} {worst[f'delta {metric}']:+.3f}"
+                )
+        return words
+
     def movers(self, limit: int = 10, field: str | None = None) -> pd.DataFrame:
         """The documents whose score moved most, with the fields whose counts moved in each.
 

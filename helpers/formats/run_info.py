@@ -127,6 +127,26 @@ def sources_line(info: RunInfo | None) -> str:
     return "; ".join(info.origins()) or "no cases"
 
 
+def provenance_lines(old: RunInfo | None, new: RunInfo | None, quality: str | None = None) -> list[str]:
+    """Where each of two compared runs' outputs came from, and quality beside cost.
+
+    When both runs recorded their model use, one line puts `quality` (e.g. `overall +0.027,
+    currency F1 -0.111`) beside how the tokens moved, so a cheaper model is chosen knowingly.
+    Runs saved by code of one's own, not by `score`, say nothing: no lines.
+    """
+    if old is None and new is None:
+        return []
+    lines = [f"old outputs: {sources_line(old)}", f"new outputs: {sources_line(new)}"]
+    change = cost_change(old, new)
+    if change:
+        lines.append(
+            f"quality beside cost, new against old: {quality}; {change}"
+            if quality
+            else f"model use, new against old: {change}"
+        )
+    return lines
+
+
 def read_run_info(data: dict[str, Any] | None) -> RunInfo | None:
     """The run object of a saved report's or a results header's JSON, None when it has none."""
     if not isinstance(data, dict) or not isinstance(data.get(RUN_KEY), dict):

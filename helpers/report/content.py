@@ -23,6 +23,7 @@ from helpers.attribution.pairing import repairs, report_pairings
 from helpers.compare.bootstrap import ratio
 from helpers.compare.reading import Run, is_results_file, read_run_file
 from helpers.formats import COUNTS
+from helpers.formats.run_info import provenance_lines, sources_line
 
 VALUE_CHARS = 160  # longer values are cut in the page; the saved report keeps them whole
 
@@ -56,6 +57,7 @@ class Content:
     failures_table: pd.DataFrame | None = None
     failures_delta: pd.DataFrame | None = None
     repairs: pd.DataFrame | None = None
+    provenance: list[str] = field(default_factory=list)  # where the outputs came from; quality beside cost
     documents: list[list[Any]] = field(default_factory=list)  # [name, score, pass, [leaf, ...]], worst first
     perfect: int = 0  # scored documents with no leaf that cost points, not listed
 
@@ -163,6 +165,7 @@ def build(
         content.failures_table = failures_table(new.failures)
     content.documents, content.perfect = document_rows(new)
     if old_path is None:
+        content.provenance = [f"outputs: {sources_line(new.run.info)}"] if new.run.info is not None else []
         return content
     from helpers.compare.gates import evaluate_gates, gated_intervals, gates_table, interval_note
     from helpers.compare.runs import compare_runs
@@ -176,6 +179,7 @@ def build(
     gated = gated_intervals(results)  # a gated row prints the interval its gate read
     content.overall_table = comparison.overall_table(gated)
     content.delta_table = comparison.field_table(gated=gated)
+    content.provenance = provenance_lines(old.run.info, new.run.info, comparison.headline(content.delta_table))
     content.chart_svg = chart_svg(
         field_delta_chart(
             comparison, title=f"Per-field change in F1, {new_path.name} minus {old_path.name}", gated=gated

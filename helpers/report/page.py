@@ -93,6 +93,7 @@ def render(content: Content, page_size: int = PAGE_SIZE) -> str:
     return template.render(
         title=content.title,
         run_line=overall_line(content),
+        provenance=content.provenance,
         old_name=content.old.path.name if content.old else None,
         table=table,
         document=document,

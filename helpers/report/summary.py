@@ -35,9 +35,22 @@ def markdown_table(frame: pd.DataFrame, limit: int = ROWS) -> str:
     return "\n".join(lines)
 
 
+def page_holds(content: Content, page: str) -> str:
+    """The last line: what the page holds beyond these tables, or why it holds no leaf diffs and how to get them."""
+    if content.new.diffs is None:
+        return f"{page} holds the tables above in full, but no leaf diffs: {content.new.note}"
+    if not content.documents:
+        return f"No document lost points, so {page} lists no leaf diffs; it holds the tables above in full."
+    return (
+        f"The leaf diff of each of the {len(content.documents)} document(s) that lost points, every leaf with "
+        f"its cost, is in {page}."
+    )
+
+
 def summary(content: Content, html_name: str) -> str:
     """The summary text: the run, the overall change, the gates, and the worst fields by kind of miss."""
     parts = [f"## {inline(content.title)}", "", overall_line(content) + "."]
+    parts += [f"- {inline(line)}" for line in content.provenance]
     if content.overall_table is not None and content.old is not None:  # an overall change needs an old run
         row = content.overall_table.iloc[0]
         parts.append(
@@ -59,5 +72,5 @@ def summary(content: Content, html_name: str) -> str:
     if content.failures_table is not None and not content.failures_table.empty:
         table = content.failures_table.drop(columns="in")
         parts += ["", "### Failures by kind", "", markdown_table(table)]
-    parts += ["", f"Every document's leaf diff is in {inline(html_name)}."]
+    parts += ["", page_holds(content, inline(html_name))]
     return "\n".join(parts) + "\n"

@@ -5,6 +5,7 @@ built by a `--model` factory of the project's own, as a user with another provid
 """
 
 import json
+from pathlib import Path
 
 import pytest
 from strands_evals.evaluators import StructuredOutputReport
@@ -217,3 +218,69 @@ def test_score_live_keeps_cases_in_flight_and_prints_the_wall_time_beside_the_to
     run = json.loads((project / "live.json").read_text())["run"]
     assert {source["origin"] for source in run["cases"].values()} == {"model"}
     assert all("seconds" in source["usage"] for source in run["cases"].values())
+
+
+def scored_runs(project):
+    """The project's cassettes replayed (a stand-in model, with usage) and its predictions file, both saved."""
+    factory(project, 0.0)
+    assert record_with_factory()[0] == 0
+    assert run_score(*replay_args("replayed.json"))[0] == 0
+    predictions = [
+        "--schema",
+        "po_schema:PurchaseOrder",
+        "--cases",
+        "cases.jsonl",
+        "--predictions",
+        "predictions.jsonl",
+    ]
+    assert run_score(*predictions, "--out", "predicted.json")[0] == 0
+
+
+def page_and_summary(capsys, *argv):
+    capsys.readouterr()
+    code = report.main([*argv, "--out", "page.html", "--resamples", "50"])
+    summary = capsys.readouterr().out
+    return code, Path("page.html").read_text(encoding="utf-8"), summary
+
+
+def test_report_says_where_the_outputs_came_from_and_what_its_page_holds(project, capsys):
+    scored_runs(project)
+    code, page, summary = page_and_summary(capsys, "predicted.json")
+    assert code == 0
+    assert "- outputs: 3 of 3 cases read from a predictions file" in summary
+    assert "<li>outputs: 3 of 3 cases read from a predictions file</li>" in page
+    assert summary.rstrip().endswith("The leaf diff of each of the 1 document(s) that lost points, every leaf with "
+                                     "its cost, is in page.html.")  # fmt: skip
+    code, page, summary = page_and_summary(capsys, "replayed.json")
+    assert "- outputs: 3 of 3 cases answered by stand-in" in summary
+    assert summary.rstrip().endswith("No document lost points, so page.html lists no leaf diffs; it holds the tables "
+                                     "above in full.")  # fmt: skip
+
+
+def test_report_against_a_run_puts_quality_beside_cost(project, capsys):
+    scored_runs(project)
+    cheaper = json.loads((project / "replayed.json").read_text(encoding="utf-8"))
+    for source in cheaper["run"]["cases"].values():  # the same answers from a model that wrote half the tokens
+        source["usage"]["output_tokens"] //= 2
+        source["model_id"] = "<b>small</b> | model"
+    (project / "cheaper.json").write_text(json.dumps(cheaper), encoding="utf-8")
+    code, page, summary = page_and_summary(capsys, "cheaper.json", "--against", "replayed.json")
+    assert code == 0
+    assert "- quality beside cost, new against old: overall +0.000; input tokens +0%, output tokens -50%" in summary
+    assert "- new outputs: 3 of 3 cases answered by &lt;b>small&lt;/b> \\| model" in summary  # safe to paste
+    assert "<li>new outputs: 3 of 3 cases answered by &lt;b&gt;small&lt;/b&gt; | model</li>" in page
+    code, page, summary = page_and_summary(capsys, "predicted.json", "--against", "replayed.json")
+    assert "- old outputs: 3 of 3 cases answered by stand-in" in summary
+    assert "- new outputs: 3 of 3 cases read from a predictions file" in summary
+    assert "quality beside cost" not in summary  # a predictions file records no model use: no cost to set beside
+
+
+def test_a_run_that_does_not_describe_itself_shows_nothing_new_and_says_why_there_are_no_leaf_diffs(project, capsys):
+    scored_runs(project)
+    StructuredOutputReport.from_file("predicted.json").to_file("strands.json")  # Strands' own format: no "run"
+    code, page, summary = page_and_summary(capsys, "strands.json")
+    assert code == 0 and "outputs:" not in summary and 'id="provenance"' not in page
+    assert summary.rstrip().endswith(
+        "page.html holds the tables above in full, but no leaf diffs: Pass --schema module:Class to see each "
+        "document's leaf diff and failures by kind."
+    )
