@@ -15,6 +15,7 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable
+from pathlib import Path
 from typing import TextIO
 
 from helpers.errors import EvalError
@@ -198,8 +199,11 @@ def run(
 
     Every message goes to `err`: standard error, unless a test passes its own stream.
     """
+    from helpers.harness.import_path import folder_on_path
+
     try:
-        return body()
+        with folder_on_path(Path.cwd()):  # a task's own modules are found, after everything else
+            return body()
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else BAD_INPUT
     except BrokenPipeError:

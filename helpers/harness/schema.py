@@ -2,8 +2,9 @@
 
 A command run from a user's project folder must find `my_schema.py` there, as `python -m` would,
 whether it was started as `python -m helpers.commands.score` or as the `eval-score` console script (which
-does not put the working directory on the import path). The working directory is searched for the
-top-level module only during that one import; nothing is added to `sys.path`.
+does not put the working directory on the import path). The directory is searched first for the
+top-level module, and is on the import path, after everything else, while the module runs, so the
+modules it imports from its own folder are found too (`helpers.harness.import_path`).
 
 This package is named `helpers`, a name users give their own modules too. A user's `helpers.py`
 (or `helpers/`) beside their schema is found by their `python -c 'import helpers'` but not by their
@@ -93,6 +94,15 @@ def _about_helpers(exc: BaseException, module_name: str) -> bool:
 
 def _import_refusal(spec: str, option: str, module_name: str, directory: Path, exc: BaseException) -> SchemaError:
     """The refusal for a module that does not import: not found, or failed while it ran."""
+    top = module_name.split(".")[0]
+    if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] != top:
+        found = PathFinder.find_spec(top, [str(directory)])  # the user's module, which imports a missing one
+        where = found.origin if found is not None and found.origin else repr(module_name)
+        missing = exc.name.split(".")[0]
+        return SchemaError(
+            f"{option} {spec!r}: {where} imports {exc.name!r}, which is neither in {directory} nor installed; "
+            f"put {missing}.py in {directory} beside it, or install the package that provides it"
+        )
     if isinstance(exc, ModuleNotFoundError):
         return SchemaError(
             f"{option} {spec!r}: no module named {exc.name!r} in {directory} or the installed packages; "
@@ -133,18 +143,21 @@ def load_task(spec: str, *, directory: Path | str | None = None) -> Callable[...
 
 def _import_module(name: str, directory: Path) -> Any:
     """`importlib.import_module(name)`, with `directory` searched first for its top-level package."""
+    from helpers.harness.import_path import folder_on_path
+
     top = name.split(".")[0]
-    if top not in sys.modules:
-        spec = PathFinder.find_spec(top, [str(directory)])
-        if spec is not None and spec.loader is not None:
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[top] = module
-            try:
-                spec.loader.exec_module(module)
-            except BaseException:
-                del sys.modules[top]
-                raise
-    return importlib.import_module(name)
+    with folder_on_path(directory):  # what the module imports from its own folder is found, after the rest
+        if top not in sys.modules:
+            spec = PathFinder.find_spec(top, [str(directory)])
+            if spec is not None and spec.loader is not None:
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[top] = module
+                try:
+                    spec.loader.exec_module(module)
+                except BaseException:
+                    del sys.modules[top]
+                    raise
+        return importlib.import_module(name)
 
 
 def recorded_schema(spec: str, fingerprint: str | None, source: Path | str) -> type[BaseModel]:
