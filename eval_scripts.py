@@ -11,6 +11,7 @@ clash (`helpers.harness.schema.name_clash`).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import sys
@@ -42,25 +43,10 @@ def _main(command: str) -> Any:
     return importlib.import_module(f"helpers.commands.{command}").main()
 
 
-def score() -> Any:
-    return _main("score")
-
-
-def record() -> Any:
-    return _main("record")
-
-
-def compare() -> Any:
-    return _main("compare")
-
-
-def report() -> Any:
-    return _main("report")
-
-
-def stand_in() -> Any:
-    return _main("stand_in")
-
-
-def power() -> Any:
-    return _main("power")
+# One entry point per command; `pyproject.toml` names them under [project.scripts].
+score = functools.partial(_main, "score")
+record = functools.partial(_main, "record")
+compare = functools.partial(_main, "compare")
+report = functools.partial(_main, "report")
+stand_in = functools.partial(_main, "stand_in")
+power = functools.partial(_main, "power")
