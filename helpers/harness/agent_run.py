@@ -1,0 +1,206 @@
+"""The harness task around the user's `task(case, model)`: which model each case gets, and what it found.
+
+In a replay every cassette is checked before any agent runs (and, given a model, its provider and
+settings against that model's); a refused cassette does not stop the others, so every stale case
+is listed at once, with the one `record` command that re-records exactly them. Live, each case gets
+a fresh recording wrapper around the one model, sharing one back-off, so its calls are bounded and
+its usage is kept.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, TextIO
+
+DEFAULT_CONCURRENCY = 4  # live cases in flight: helpers.exchanges.recorder.DEFAULT_CONCURRENCY, which says why
+HARNESS_WORKERS = 10  # Experiment.run_evaluations_async's own default, for a replay
+
+
+@dataclass(frozen=True)
+class TaskOptions:
+    """What the agent run needs of a score request: how many cases in flight, and what `record` would need."""
+
+    schema: str
+    cases: Path
+    task: str
+    cassettes: Path | None  # None live
+    model: str | None
+    concurrency: int | None
+
+
+class AgentRun:
+    """The harness task around `task(case, model)` with this run's models, and what it found on the way.
+
+    `model` is the live model (`mode="live"`), or in a replay the model each cassette is checked
+    against (None: settings not checked). Nothing here refuses: `incomplete()` says what stopped
+    the run, for the run's one refusal.
+    """
+
+    def __init__(
+        self,
+        user_task: Callable[[Any, Any], Any],
+        schema: Any,
+        options: TaskOptions,
+        mode: str,
+        cases: list,
+        out: TextIO,
+        model: Any = None,
+    ) -> None:
+        from helpers.exchanges.live_progress import CaseProgress
+        from helpers.harness.tasks import checked_task
+
+        self.options, self.mode, self.names = options, mode, [case.name for case in cases]
+        self.stale: dict[str, str] = {}
+        self.exchanges: dict[str, Any] = {}
+        self.recorders: dict[str, Any] = {}
+        self.backoff: Any = None  # live: the one back-off every case in flight shares
+        self.progress = CaseProgress(len(cases), sys.stderr, what="scored live")
+        models = self._live(model, cases, out) if mode == "live" else self._replays(model, schema, cases, out)
+        self.concurrency = options.concurrency or (DEFAULT_CONCURRENCY if mode == "live" else HARNESS_WORKERS)
+        self.task, self.problems = checked_task(
+            self._counted(user_task) if mode == "live" else user_task, schema, models
+        )
+
+    def _live(self, model: Any, cases: list, out: TextIO) -> dict[str, Callable[[], Any]]:
+        from helpers.exchanges.recording import RecordingModel
+        from helpers.exchanges.throttle import SharedBackoff
+        from helpers.services.models import describe_live
+
+        backoff = self.backoff = SharedBackoff()  # one back-off for every case in flight
+        print(f"Scoring {len(cases)} case(s) live with {describe_live(model)}.", file=out)
+
+        def recorder(name: str) -> Any:  # a fresh one per case, which bounds its calls and keeps its usage
+            self.recorders[name] = RecordingModel(model, backoff=backoff)
+            return self.recorders[name]
+
+        return {case.name: partial(recorder, case.name) for case in cases}
+
+    def _counted(self, user_task: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        def task(case: Any, model: Any) -> Any:
+            self.progress.start()
+            ok = False
+            try:
+                output = user_task(case, model)
+                ok = True
+                return output
+            finally:
+                self.progress.end(ok)
+
+        return task
+
+    def _replays(self, given: Any, schema: Any, cases: list, out: TextIO) -> dict[str, Callable[[], Any]]:
+        from helpers.exchanges.cassettes import Cassettes
+        from helpers.exchanges.provenance import describe_origins
+        from helpers.exchanges.record_options import record_command
+        from helpers.exchanges.stale import check_cassette
+
+        options = self.options
+        assert options.cassettes is not None, "a replay reads a cassette folder"
+        command = record_command(options.schema, options.cases, options.task, options.cassettes)
+        self.cassettes = Cassettes(
+            options.cassettes, self.names, tool_name=schema.__name__, record_command=command, output_model=schema
+        )
+        for name in self.names:
+            exchange, reason = check_cassette(self.cassettes, name, model=given)
+            if exchange is not None:
+                self.exchanges[name] = exchange
+            if reason is not None:
+                self.stale[name] = reason
+        checked = (
+            f"each cassette's model and settings checked against --model {options.model}"
+            if given is not None
+            else "model settings not checked (pass --model to check them)"
+        )
+        print(
+            f"Scoring {len(cases)} case(s) by replaying {options.cassettes}"
+            f"{describe_origins(self.exchanges.values())}; {checked}.",
+            file=out,
+        )
+        fresh = {name: exchange for name, exchange in self.exchanges.items() if name not in self.stale}
+        return {name: partial(self.cassettes.replay, name, exchange) for name, exchange in fresh.items()}
+
+    def finish(self, out: TextIO) -> None:
+        self.progress.close()
+        if self.backoff is not None and self.backoff.summary():
+            print(self.backoff.summary(), file=out)
+        for name, problem in list(self.problems.items()):
+            if problem.stale:
+                self.stale[name] = problem.reason
+                del self.problems[name]
+
+    def interrupted(self) -> str:
+        """What Ctrl-C stopped: the cases run, abandoned and not started, their cost, and that nothing was written."""
+        nothing = "nothing was written (--out and --results are written only when every case has run)"
+        if self.mode != "live":  # a replay makes no calls: nothing was spent
+            return f"Interrupted: {nothing}."
+        from helpers.exchanges.usage import total
+
+        self.progress.close()
+        done, failed, in_flight = self.progress.done, self.progress.failed, self.progress.in_flight
+        waiting = len(self.names) - done - failed - in_flight
+        return (
+            f"Interrupted: {done} of {len(self.names)} case(s) ran live, {failed} failed, {in_flight} in flight were "
+            f"abandoned and {waiting} not started; the calls made cost {total(self.usages().values()).describe()}; "
+            f"{nothing}."
+        )
+
+    def incomplete(self) -> str | None:
+        """Every stale case (grouped by reason) and every task problem, as one message; None if the run completed."""
+        from helpers.exchanges.stale import grouped
+        from helpers.harness.tasks import said_once
+
+        if not self.stale and not self.problems:
+            return None
+        lines = [f"The {self.mode} run did not complete."]
+        if self.stale:
+            lines.append(f"{len(self.stale)} of {len(self.names)} case(s) would be refused by their cassettes:")
+            lines += [f"  {line}" for line in grouped(self.stale, self.names)]
+            lines += self._fix_lines()
+        if self.problems:
+            lines.append(said_once(self.problems, self.names))
+        return "\n".join(lines)
+
+    def _fix_lines(self) -> list[str]:
+        """The `record --record-mode stale` command(s) that re-record exactly the stale cases, with their options."""
+        from helpers.exchanges.record_options import RecordOptions, record_command
+
+        known = [RecordOptions.of(exchange) for exchange in self.exchanges.values()]
+        fallback = known[0] if known else RecordOptions(model=self.options.model)
+        groups: dict[RecordOptions, list[str]] = {}
+        for name in self.stale:
+            exchange = self.exchanges.get(name)
+            groups.setdefault(RecordOptions.of(exchange) if exchange else fallback, []).append(name)
+        lines = ["Re-record exactly those with:"]
+        options = self.options
+        for recorded, names in groups.items():
+            folder = options.cassettes or "CASSETTES"  # stale cases come from a replay, which has its folder
+            command = record_command(options.schema, options.cases, options.task, folder, recorded, record_mode="stale")
+            lines.append(
+                f"  {command}" + (" --only " + " ".join(shlex.quote(n) for n in names) if len(groups) > 1 else "")
+            )
+        return lines
+
+    def usages(self) -> dict[str, Any]:
+        """What each case's model calls cost: read from its cassette in a replay, measured live otherwise."""
+        from helpers.exchanges.usage import Usage, events_usage, exchange_usage
+
+        if self.mode == "live":
+            return {
+                name: events_usage(call["events"] for call in recorder.calls) + Usage(seconds=recorder.seconds)
+                for name, recorder in self.recorders.items()
+            }
+        return {name: exchange_usage(exchange) for name, exchange in self.exchanges.items()}
+
+    def sources(self) -> dict[str, dict[str, Any]]:
+        """Where each case's output came from, for the saved run."""
+        from helpers.exchanges.provenance import exchange_source, live_source
+
+        if self.mode == "live":
+            usages = self.usages()
+            return {name: live_source(recorder.inner, usages[name]) for name, recorder in self.recorders.items()}
+        return {name: exchange_source(exchange) for name, exchange in self.exchanges.items()}
