@@ -3,6 +3,9 @@
 Modules are imported on their own (`from helpers.fuzzy import FuzzyEquals`), so a notebook
 that needs only `strands-agents` and `stickler-eval` never imports `strands_evals`.
 `FuzzyEquals` is also offered here, loaded on first use for the same reason.
+
+The walkthroughs import from every folder but two: `commands/` (argument parsing and printing
+only) and `run.py` (one score run, step by step) serve the commands alone.
 """
 
 from typing import Any
