@@ -5,7 +5,7 @@ that needs only `strands-agents` and `stickler-eval` never imports `strands_eval
 `FuzzyEquals` is also offered here, loaded on first use for the same reason.
 
 The walkthroughs import from every folder but two: `commands/` (argument parsing and printing
-only) and `run.py` (one score run, step by step) serve the commands alone.
+only) and `flows/` (what each command does, step by step) serve the commands alone.
 """
 
 from typing import Any

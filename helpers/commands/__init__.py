@@ -6,5 +6,6 @@ and documents its codes from `exits`, the one exit-code table; errors and refusa
 error, results to standard output. A command module imports only the
 standard library and `helpers.commands.exits` at the top, so `--help` answers before any heavy
 import; the work itself lives with its concern (`helpers.harness`, `helpers.exchanges`,
-`helpers.compare`, `helpers.report`, `helpers.scale`, `helpers.services`).
+`helpers.compare`, `helpers.report`, `helpers.scale`, `helpers.services`), and what each command
+does, step by step, in `helpers.flows`: a command parses its arguments, calls its flow and prints.
 """

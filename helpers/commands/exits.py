@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -144,6 +144,22 @@ def parser(
     )
 
 
+def parse(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None, check: Callable[[argparse.Namespace], None]
+) -> argparse.Namespace:
+    """Parse a command's arguments and range-check them before anything heavy loads.
+
+    `check` raises `ValueError` for the first value out of range; that ends the command the way
+    argparse's own errors do (the usage line, the message, exit 2), so every argument error reads alike.
+    """
+    args = parser.parse_args(argv)
+    try:
+        check(args)
+    except ValueError as exc:
+        parser.error(str(exc))
+    return args
+
+
 def missing_dependency(name: str | None, extra: str | None = None, what: str = "") -> str:
     """The one message for a library that does not import: which one, and the line that installs it.
 
@@ -241,6 +257,12 @@ def refuse(problem: object, *, note: str = "", err: TextIO | None = None) -> int
     """Print one bad-input line (`error: ...`, then `note`, e.g. "; nothing was written") and return `BAD_INPUT`."""
     print(f"error: {problem}{note}", file=err or sys.stderr)
     return BAD_INPUT
+
+
+def nothing_written(problem: object) -> str:
+    """A refusal of `score` or `record` and the promise after it: on its own line when the message has several."""
+    message = str(problem).rstrip("\n")
+    return f"{message}{chr(10) if chr(10) in str(problem) else ' '}Nothing was written."
 
 
 def _silence_stdout() -> None:

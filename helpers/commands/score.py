@@ -24,10 +24,11 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from helpers import run as flow  # the standard library only at import: --help stays fast
 from helpers.commands import exits
-from helpers.commands import scale_options as scale
 from helpers.files import WriteError
+from helpers.flows import Refused
+from helpers.flows import score as flow  # the standard library only at import: --help stays fast
+from helpers.scale.engine import BATCH_TIMEOUT
 
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
@@ -72,8 +73,49 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--failures", action="store_true", help="also print the failures by kind per field path (list indices folded)"
     )
-    scale.add_arguments(parser)
+    add_scale_arguments(parser)
     return parser
+
+
+def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
+    """The scale-out options: when any is given, stored outputs are scored fanned out (`helpers.flows.score`).
+
+    The saved report (`--out`) is the same file one process writes; `--results` writes the compact
+    per-document file as batches finish; with `--results` alone no report is held, so memory is
+    bounded by the batch size. The agent runs of `--task` are not repeated on workers.
+    """
+    group = parser.add_argument_group("scoring at scale (with --predictions)")
+    group.add_argument(
+        "--workers", type=int, help="score on N local processes; with --cluster local, the number of Dask workers"
+    )
+    group.add_argument(
+        "--cluster",
+        metavar="ADDRESS|local",
+        help="score on a Dask cluster: a scheduler address (tcp://host:8786), or `local` to start one "
+        "(needs pip install '.[cluster]')",
+    )
+    group.add_argument(
+        "--results", type=Path, help="also write the compact per-document results file (JSONL) that compare reads"
+    )
+    group.add_argument("--batch-size", type=int, default=32, help="documents per batch sent to a worker (default 32)")
+    group.add_argument(
+        "--batch-timeout",
+        type=float,
+        default=BATCH_TIMEOUT,
+        metavar="SECONDS",
+        help="a batch still running after this long is scored 0, named, and its local worker replaced "
+        f"(default {BATCH_TIMEOUT:g})",
+    )
+    group.add_argument(
+        "--beyond-cores", action="store_true", help="allow more --workers than this machine has CPU cores"
+    )
+    group.add_argument(
+        "--fan-out",
+        choices=("auto", "always"),
+        default="auto",
+        help="auto (default): a run too small to win back the workers' start-up is scored in one process; "
+        "always: use the workers whatever the size",
+    )
 
 
 def main(argv: list[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -91,8 +133,8 @@ def _main(argv: list[str] | None, out: TextIO, err: TextIO) -> int:
     request = flow.ScoreRequest.from_arguments(build_parser().parse_args(argv))
     try:
         scored = flow.score_run(request, out, err)
-    except flow.Refused as exc:
-        print(f"{exc}{chr(10) if chr(10) in str(exc) else ' '}Nothing was written.", file=err)
+    except Refused as exc:
+        print(exits.nothing_written(exc), file=err)
         return EXIT_BAD_INPUT
     except WriteError as exc:  # the old file is whole and no temporary file is left
         print(f"{exc}. Nothing was written.", file=err)

@@ -26,15 +26,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from helpers import outputs
-from helpers.errors import EvalError
 from helpers.files import one_step
+from helpers.flows import Refused
 from helpers.scale.engine import BATCH_TIMEOUT  # the standard library only: --help stays quick
 
 MODE_VARIABLE = "EVAL_NOTEBOOKS_MODE"  # helpers.mode.ENV_VAR, which tests set to replay
-
-
-class Refused(EvalError, ValueError):
-    """A run refused before anything was written; the message is the one paragraph the user sees."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,14 @@
+"""What each command does, in order: one module per command, each read top down as its recipe.
+
+`score`, `record`, `compare`, `report` and `power` each take the request their command parsed,
+run it step by step and return what the command prints. Each step is the only place its
+refusals are raised (`Refused`: exit 2, nothing written). The commands (`helpers.commands`)
+parse arguments, call a flow and print; they neither decide how to score nor write a file.
+Every flow module imports only the standard library at the top, so `--help` stays quick.
+"""
+
+from helpers.errors import EvalError
+
+
+class Refused(EvalError, ValueError):
+    """A run refused before anything was written; the message is the one paragraph the user sees."""

@@ -1,0 +1,167 @@
+"""What one `report` run does, in order: the recipe `python -m helpers.commands.report` follows.
+
+    gates = check(request)                  # 1. rules, run files and output paths (standard library only)
+    spec = comparison_spec(request)         # 2. stickler's compiled schema, for the leaf diffs
+    content = build(request, gates, spec)   # 3. the content: tables, intervals, gates, failures, diffs
+    reported = write(request, content)      # 4. the page and the summary, together or neither
+
+`report_run` is that recipe and returns what the command prints (`Reported`). Step 1 refuses with
+`Refused`; later steps with the readers' own errors (a foreign or malformed file, a schema that
+does not import), all of them bad input, and nothing is written before step 4.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from helpers.compare.gates import GateError, parse_gate
+from helpers.compare.params import RESAMPLES, SEED
+from helpers.flows import Refused
+from helpers.outputs import OutputError, check_output, refuse_overlap
+
+if TYPE_CHECKING:
+    from helpers.compare.gates import Gate
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """Everything a `report` run was asked, as the command line gave it (ranges already checked)."""
+
+    run: Path
+    against: Path | None = None
+    gate: Sequence[str] = ()
+    schema: str | None = None
+    match_threshold: float | None = None
+    out: Path | None = None
+    summary: Path | None = None
+    page_size: int = 50
+    resamples: int = RESAMPLES
+    seed: int = SEED
+
+    @classmethod
+    def from_arguments(cls, args: argparse.Namespace) -> ReportRequest:
+        return cls(**{option.name: getattr(args, option.name) for option in dataclasses.fields(cls)})
+
+    def page(self) -> Path:
+        """The HTML file: --out, else the run's path with .html."""
+        return self.out or self.run.with_suffix(".html")
+
+
+@dataclass
+class Reported:
+    """What the run wrote: the page, the Markdown summary it printed, and whether a gate failed."""
+
+    page: Path
+    summary: str
+    gates_failed: bool
+
+
+def report_run(request: ReportRequest) -> Reported:
+    """The recipe: check, the schema for the diffs, build, write."""
+    gates = check(request)
+    content = build(request, gates, comparison_spec(request))
+    return write(request, content)
+
+
+# 1. Check ------------------------------------------------------------------------------------------
+
+
+def check(request: ReportRequest) -> list[Gate]:
+    """Refuse a gate without a baseline, a bad rule, a missing run and an output the writer would break."""
+    if request.gate and request.against is None:
+        raise Refused("--gate compares two runs: pass the baseline with --against OLD.json")
+    try:
+        gates = [parse_gate(rule) for rule in request.gate]
+    except GateError as exc:
+        raise Refused(str(exc)) from exc
+    for option, path in (("RUN", request.run), ("--against", request.against)):
+        if path is not None and not path.is_file():
+            raise Refused(f"{option} {path}: no such file; pass a saved report or a compact results file")
+    outputs = {"--out": request.page()} | ({"--summary": request.summary} if request.summary is not None else {})
+    try:  # the checks every command makes of its outputs: no link, device or folder, and no input overwritten
+        for option, path in outputs.items():
+            check_output(path, option)
+        refuse_overlap(outputs, {"RUN": request.run, "--against": request.against})
+    except OutputError as exc:
+        raise Refused(str(exc)) from exc
+    return gates
+
+
+# 2. The schema for the leaf diffs ------------------------------------------------------------------
+
+
+def comparison_spec(request: ReportRequest) -> object | None:
+    """stickler's compiled comparison for the leaf diffs: from --schema, else the schema the run was scored with."""
+    import stickler
+
+    from helpers.compare.reading import is_results_file
+    from helpers.formats.results import read_header
+    from helpers.formats.run_info import RUN_KEY, read_run_info
+    from helpers.harness.reports import load_run_info
+    from helpers.harness.schema import load_schema, recorded_schema
+
+    if request.schema is not None:
+        threshold = 0.7 if request.match_threshold is None else request.match_threshold
+        return stickler.eval_for(load_schema(request.schema), match_threshold=threshold)
+    if is_results_file(request.run):
+        header = read_header(request.run)
+        info = read_run_info({RUN_KEY: header.run}) if header.run else None
+        schema, fingerprint, threshold = header.schema_, info.schema_sha256 if info else None, header.match_threshold
+    else:  # a saved report names its own schema when score wrote it
+        info = load_run_info(request.run)
+        if info is None:
+            return None
+        schema, fingerprint, threshold = info.schema_, info.schema_sha256, info.match_threshold
+    threshold = threshold if request.match_threshold is None else request.match_threshold
+    return stickler.eval_for(recorded_schema(schema, fingerprint, request.run), match_threshold=threshold)
+
+
+# 3. Build ------------------------------------------------------------------------------------------
+
+
+def build(request: ReportRequest, gates: list[Gate], spec: object | None) -> Any:
+    """The report's content (`helpers.report.content.Content`): everything the page and the summary show."""
+    build_content, _, _ = _report_modules()
+    return build_content(
+        request.run,
+        old_path=request.against,
+        gates=gates,
+        spec=spec,
+        resamples=request.resamples,
+        seed=request.seed,
+    )
+
+
+# 4. Write ------------------------------------------------------------------------------------------
+
+
+def write(request: ReportRequest, content: Any) -> Reported:
+    """Render the page and the summary and switch them in together: both appear, or neither does."""
+    from helpers.files import switch_files
+
+    _, render, summary = _report_modules()
+    page = request.page()
+    text = summary(content, page.name)
+    writes = {page: render(content, page_size=request.page_size)}
+    if request.summary is not None:
+        writes[request.summary] = text
+    switch_files(writes)
+    return Reported(page, text, bool(content.gates_failed))
+
+
+def _report_modules() -> tuple[Any, Any, Any]:
+    """The content builder, the page renderer and the summary; a slim install lacks the report extra."""
+    from helpers.render import extra_missing
+
+    try:
+        from helpers.report.content import build
+        from helpers.report.page import render
+        from helpers.report.summary import summary
+    except ImportError as exc:  # the page's chart and template are the report extra
+        raise extra_missing(exc, "report", "the report page's chart and template") from exc
+    return build, render, summary
