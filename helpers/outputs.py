@@ -51,6 +51,21 @@ def check_output(path: Path, option: str) -> None:
         raise OutputError(f"{option} {path}: {parent} is a file, not a folder; name a path inside a folder")
 
 
+def check_outputs(outputs: Mapping[str, Path], inputs: Mapping[str, Path | None]) -> None:
+    """The checks every command makes of the files it is told to write, before it does any work.
+
+    Each output must be a file the atomic writer can replace (`check_output`), and none may be an
+    input of the run or another output (`refuse_overlap`). `outputs` and `inputs` map what each
+    path is (`--out`, `the schema module`) to the path.
+
+    Raises:
+        OutputError: Naming the first output refused and the fix.
+    """
+    for what, path in outputs.items():
+        check_output(path, what)
+    refuse_overlap(outputs, inputs)
+
+
 def check_folder(path: Path, option: str) -> None:
     """Refuse an output folder path that exists as something other than a folder."""
     if path.exists() and not path.is_dir():

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from helpers.compare.gates import GateError, GateResult, gates_table, interval_note, parse_gate
 from helpers.compare.params import CONFIDENCE, JOINT, RESAMPLES, SEED, check_run_file
 from helpers.flows import Refused
-from helpers.outputs import OutputError, check_output, refuse_overlap
+from helpers.outputs import OutputError, check_outputs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -84,8 +84,7 @@ def check(request: CompareRequest) -> list[Gate]:
         for path in (request.old, request.new):
             check_run_file(path)
         if request.json is not None:
-            check_output(request.json, "--json")
-            refuse_overlap({"--json": request.json}, {"the old run": request.old, "the new run": request.new})
+            check_outputs({"--json": request.json}, {"the old run": request.old, "the new run": request.new})
     except (OSError, GateError, OutputError) as exc:
         raise Refused(str(exc)) from exc
     return gates

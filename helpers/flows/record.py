@@ -143,21 +143,23 @@ def resolve(request: RecordRequest) -> Inputs:
 def check_cassette_outputs(request: RecordRequest, names: Sequence[str]) -> None:
     """Refuse, before any call, a cassette file that is an input of the run, a symlink, a device or a folder."""
     from helpers.exchanges.cassettes import CassetteError, cassette_paths
-    from helpers.outputs import OutputError, check_folder, check_output, module_file, refuse_overlap
+    from helpers.outputs import OutputError, check_folder, check_outputs, module_file
 
     check_folder(request.cassettes, "--cassettes")
     try:
         paths = cassette_paths(request.cassettes, names)
     except CassetteError as exc:
         raise OutputError(str(exc)) from exc
-    selected = {name: path for name, path in paths.items() if not request.only or name in request.only}
-    for name, path in selected.items():
-        check_output(path, f"the cassette of case {name!r}")
+    selected = {
+        f"the cassette of case {name!r}": path
+        for name, path in paths.items()
+        if not request.only or name in request.only
+    }
     inputs = {"--cases": request.cases, "the --schema module": module_file(request.schema)}
     inputs["the --task module"] = module_file(request.task)
     if request.model is not None:
         inputs["the --model module"] = module_file(request.model)
-    refuse_overlap({f"the cassette of case {name!r}": path for name, path in selected.items()}, inputs)
+    check_outputs(selected, inputs)
 
 
 # 3. The model --------------------------------------------------------------------------------------

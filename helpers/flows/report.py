@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from helpers.compare.gates import GateError, parse_gate
 from helpers.compare.params import RESAMPLES, SEED
 from helpers.flows import Refused
-from helpers.outputs import OutputError, check_output, refuse_overlap
+from helpers.outputs import OutputError, check_outputs
 
 if TYPE_CHECKING:
     from helpers.compare.gates import Gate
@@ -84,9 +84,7 @@ def check(request: ReportRequest) -> list[Gate]:
             raise Refused(f"{option} {path}: no such file; pass a saved report or a compact results file")
     outputs = {"--out": request.page()} | ({"--summary": request.summary} if request.summary is not None else {})
     try:  # the checks every command makes of its outputs: no link, device or folder, and no input overwritten
-        for option, path in outputs.items():
-            check_output(path, option)
-        refuse_overlap(outputs, {"RUN": request.run, "--against": request.against})
+        check_outputs(outputs, {"RUN": request.run, "--against": request.against})
     except OutputError as exc:
         raise Refused(str(exc)) from exc
     return gates

@@ -120,9 +120,7 @@ def check(request: ScoreRequest) -> str | None:
         _need_file(request.prices, "--prices", "a JSON price table by model id")
     mode = _check_source(request)
     try:
-        for option, path in request.outputs().items():
-            outputs.check_output(path, option)
-        outputs.refuse_overlap(request.outputs(), {"--cases": request.cases, "--predictions": request.predictions})
+        outputs.check_outputs(request.outputs(), {"--cases": request.cases, "--predictions": request.predictions})
     except outputs.OutputError as exc:
         raise Refused(f"{exc}.") from exc
     problem = scale_problem(request)

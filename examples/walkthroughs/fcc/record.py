@@ -108,13 +108,11 @@ def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out
 
 def _check_targets(targets: _Targets, err: TextIO) -> None:
     """Refuse, before any work, targets that are one file, a symlink, a device or a folder."""
-    from helpers.outputs import OutputError, check_folder, check_output, refuse_overlap
+    from helpers.outputs import OutputError, check_folder, check_outputs
 
     try:
-        check_output(targets.snapshot, "--snapshot")
-        check_output(targets.cases, "--cases")
+        check_outputs({"--snapshot": targets.snapshot, "--cases": targets.cases}, {})
         check_folder(targets.exchanges, "--exchanges")
-        refuse_overlap({"--snapshot": targets.snapshot, "--cases": targets.cases}, {})
         for option, path in (("--snapshot", targets.snapshot), ("--cases", targets.cases)):
             if path.absolute().parent == targets.exchanges.absolute():
                 raise OutputError(
