@@ -4,8 +4,17 @@ Modules are imported on their own (`from helpers.fuzzy import FuzzyEquals`), so 
 that needs only `strands-agents` and `stickler-eval` never imports `strands_evals`.
 `FuzzyEquals` is also offered here, loaded on first use for the same reason.
 
-The walkthroughs import from every folder but two: `commands/` (argument parsing and printing
-only) and `flows/` (what each command does, step by step) serve the commands alone.
+What a notebook reader uses, and what serves the commands alone:
+
+- the notebooks (and `examples/walkthroughs`) import from `fuzzy/`, `render/`, `compare/`,
+  `scale/`, `harness/` (cases, schema, scoring, saved reports, results), `exchanges/` (the
+  exchange format, cassettes, fixtures, `ReplayModel`), `formats/`, `attribution/` (leaf
+  diffs, failures by kind), `services/bedrock.py`, `mode.py`, `files.py` and `errors.py`;
+- the commands alone use `commands/` (argument parsing and printing), `flows/` (what each
+  command does, step by step), `report/` (the HTML page), `outputs.py`, and the live side of
+  the shared folders: `exchanges/` recorder, recording, provenance, stale, throttle, usage and
+  live_progress; `harness/` agent_run and tasks; `services/` models and stand_in;
+  `formats/prices.py`; `attribution/pairing.py`.
 """
 
 from typing import Any

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from helpers.errors import EvalError
+from helpers.errors import INSTALL, EvalError, missing_dependency
 
 OK = 0
 MISSING_DEPENDENCY = 1  # score, record, stand-in: a library does not import
@@ -29,8 +29,6 @@ INTERNAL = 3  # compare, report: a bug, never a gate result
 INTERRUPTED = 128 + 2  # Ctrl-C (SIGINT), as a shell reports it
 BROKEN_PIPE = 128 + 13  # standard output closed early (SIGPIPE), as `cat` or `grep` report it
 
-# What a pip user and a repository user each run; the exit-code help names both.
-INSTALL = "`pip install .` from the project's checkout (in the repository: `make setup`)"
 _MISSING = f"a dependency is missing: the message names it and its install line, {INSTALL}"
 _BAD = "bad input: the message names the file, the line or case, the field and the fix"
 _COMMON = [
@@ -158,28 +156,6 @@ def parse(
     except ValueError as exc:
         parser.error(str(exc))
     return args
-
-
-def missing_dependency(name: str | None, extra: str | None = None, what: str = "") -> str:
-    """The one message for a library that does not import: which one, and the line that installs it.
-
-    `extra` names the optional extra that brings it (`report`, `notebooks`, `cluster`) and `what`
-    what it is for; without an extra the library is a dependency of the package itself.
-    """
-    name = name or "a library"
-    if extra is None:
-        return f"Missing dependency: {name}. Install the project with {INSTALL}."
-    return (
-        f"Missing dependency: {name}: {what or 'this'} come with the {extra} extra, `pip install '.[{extra}]'` "
-        "from the project's checkout (in the repository: `make setup` installs it)."
-    )
-
-
-class MissingDependency(EvalError, ModuleNotFoundError):
-    """A library of the package or of an extra does not import; the message says what to install."""
-
-    def __init__(self, name: str | None, extra: str | None = None, what: str = "") -> None:
-        super().__init__(missing_dependency(name, extra, what), name=name)
 
 
 def code_of(exc: BaseException) -> int:

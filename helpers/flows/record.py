@@ -115,7 +115,7 @@ def missing_dependencies() -> list[str]:
 
 def check_dependencies() -> None:
     """Refuse, with the install line, a recording whose libraries do not import (exit 1)."""
-    from helpers.commands.exits import MissingDependency
+    from helpers.errors import MissingDependency
 
     missing = missing_dependencies()
     if missing:

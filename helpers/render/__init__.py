@@ -8,6 +8,6 @@ so a slim install that only scores and compares never imports them.
 
 def extra_missing(exc: ImportError, extra: str = "notebooks", what: str = "charts and styled tables") -> ImportError:
     """The error for a library of an extra that is not installed, naming the install line."""
-    from helpers.commands.exits import MissingDependency
+    from helpers.errors import MissingDependency
 
     return MissingDependency(exc.name or str(exc), extra, what)

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from helpers.commands import exits, score
-from helpers.errors import EvalError
+from helpers.errors import EvalError, MissingDependency
 from helpers.files import REPO_ROOT
 from helpers.harness.cases import CaseFileError
 from helpers.render import extra_missing
@@ -145,7 +145,7 @@ def test_every_error_the_package_raises_on_purpose_is_an_eval_error_and_keeps_it
         (OutputError, ValueError),
         (WriteError, OSError),
         (StrictJSONError, ValueError),
-        (exits.MissingDependency, ImportError),
+        (MissingDependency, ImportError),
     ):
         assert issubclass(error, EvalError) and issubclass(error, builtin), error
 

@@ -1,0 +1,103 @@
+"""The notebooks import only what a reader needs: never a module that serves the commands alone.
+
+`helpers/__init__.py` says which modules those are; this test follows every import of every
+notebook cell, and of each module they reach (imports inside functions included), and fails when
+one of them is reached, naming the chain that got there.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = (ROOT, ROOT / "examples")  # `helpers` from the project, `walkthroughs` from examples/
+COMMAND_ONLY = (
+    "helpers.commands",
+    "helpers.flows",
+    "helpers.report",
+    "helpers.outputs",
+    "helpers.exchanges.recorder",
+    "helpers.exchanges.recording",
+    "helpers.exchanges.provenance",
+    "helpers.exchanges.stale",
+    "helpers.exchanges.throttle",
+    "helpers.exchanges.usage",
+    "helpers.exchanges.live_progress",
+    "helpers.harness.agent_run",
+    "helpers.harness.tasks",
+    "helpers.services.models",
+    "helpers.services.stand_in",
+    "helpers.formats.prices",
+    "helpers.attribution.pairing",
+)
+
+
+def _file(module: str) -> Path | None:
+    for source in SOURCES:
+        path = source.joinpath(*module.split("."))
+        if (path / "__init__.py").is_file():
+            return path / "__init__.py"
+        if path.with_suffix(".py").is_file():
+            return path.with_suffix(".py")
+    return None
+
+
+def _imports(source: str) -> set[str]:
+    """Every `helpers` and `walkthroughs` module a source names, `from M import name` as M and M.name."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+    return {name for name in names if name.split(".")[0] in ("helpers", "walkthroughs")}
+
+
+def _cells(notebook: Path) -> str:
+    lines = []
+    for cell in json.loads(notebook.read_text())["cells"]:
+        if cell["cell_type"] == "code":
+            lines += [line for line in "".join(cell["source"]).splitlines() if line.lstrip()[:1] not in ("%", "!")]
+    return "\n".join(lines)
+
+
+def _reached(notebook: Path) -> dict[str, str]:
+    """Each module the notebook reaches, with the module that imported it."""
+    reached: dict[str, str] = {}
+    todo = [(name, notebook.name) for name in _imports(_cells(notebook))]
+    while todo:
+        module, by = todo.pop()
+        path = _file(module)
+        if path is None or module in reached:
+            continue
+        reached[module] = by
+        parents = module.split(".")
+        todo += [(".".join(parents[:end]), module) for end in range(1, len(parents))]
+        todo += [(name, module) for name in _imports(path.read_text())]
+    return reached
+
+
+def _chain(reached: dict[str, str], module: str) -> str:
+    chain = [module]
+    while chain[-1] in reached:
+        chain.append(reached[chain[-1]])
+    return " <- ".join(chain)
+
+
+def test_every_command_only_module_exists():
+    assert [module for module in COMMAND_ONLY if _file(module) is None] == []
+
+
+def test_no_notebook_reaches_a_module_of_the_commands():
+    notebooks = sorted((ROOT / "examples" / "notebooks").glob("*.ipynb"))
+    assert len(notebooks) >= 7
+    problems = []
+    for notebook in notebooks:
+        reached = _reached(notebook)
+        assert any(module.startswith("helpers") for module in reached), notebook  # the walk found the imports
+        for module in reached:
+            if any(module == name or module.startswith(f"{name}.") for name in COMMAND_ONLY):
+                problems.append(_chain(reached, module))
+    assert problems == []
