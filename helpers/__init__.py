@@ -15,6 +15,10 @@ What a notebook reader uses, and what serves the commands alone:
   the shared folders: `exchanges/` recorder, recording, provenance, stale, throttle, usage and
   live_progress; `harness/` agent_run and tasks; `services/` models and stand_in;
   `formats/prices.py`; `attribution/pairing.py`.
+
+A run goes down the layers and comes back once: `commands/` calls `flows/`, which calls the
+concerns (`harness/`, `compare/`, `exchanges/`, `scale/`, `report/`, ...), which call `formats/`,
+which calls `files.py`; no call climbs back up.
 """
 
 from typing import Any

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from helpers.attribution.leaves import KINDS, DocumentDiff, document_diff, failures_of, unreadable
-from helpers.harness.names import case_name
+from helpers.formats.names import case_name
 
 Failures = Mapping[str, Mapping[str, int]]  # one document: {field path: {kind: count}}
 SHOWN_DOCUMENTS = 5  # names listed per row; the count says how many there are in all

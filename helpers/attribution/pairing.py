@@ -21,7 +21,7 @@ from stickler import StructuredModel, StructuredModelComparator
 from stickler.algorithms.hungarian import HungarianMatcher
 
 from helpers.attribution.leaves import as_models
-from helpers.harness.names import case_name
+from helpers.formats.names import case_name
 
 
 @dataclass(frozen=True)

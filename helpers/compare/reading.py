@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 from helpers.compare.params import CompareError, check_run_file
 from helpers.formats import COUNTS, RESULTS_FORMAT
 from helpers.formats.json import skip_blanks
+from helpers.formats.names import MAX_NAME_CHARS, name_problem
 from helpers.formats.run_info import RUN_KEY, RunInfo, read_run_info
-from helpers.harness.names import MAX_NAME_CHARS, name_problem
 
 if TYPE_CHECKING:
     import numpy as np

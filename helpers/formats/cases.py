@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from helpers.formats import json as strict_json
 from helpers.formats.errors import FormatError, file_error, first_error, validation_problem
-from helpers.harness.names import NAME_FIX, name_problem
+from helpers.formats.names import NAME_FIX, name_problem
 
 Record = TypeVar("Record", bound="_Named")
 

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from stickler import aggregate_from_comparisons
 
 from helpers.attribution.leaves import OUTPUT_PATH, UNREADABLE, counted_failures
+from helpers.formats.names import case_name
 from helpers.formats.results import COUNTS, MARKER, Counts, ResultRow, iter_results
-from helpers.harness.names import case_name
 
 if TYPE_CHECKING:  # importing strands_evals costs seconds; readers of a results file never need it
     from pathlib import Path

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from helpers.harness.names import name_problem
+from helpers.formats.names import name_problem
 from tests.commands.test_score_command import (
     TASK_MODULE,
     TRUTH,
@@ -169,7 +169,7 @@ def test_a_task_that_returns_no_structured_output_for_any_case_is_exit_2(project
 
 def test_the_readme_states_the_limits_the_code_applies():
     from helpers.files import REPO_ROOT
-    from helpers.harness.names import MAX_NAME_CHARS
+    from helpers.formats.names import MAX_NAME_CHARS
     from helpers.mode import CREDENTIALS_TIMEOUT
 
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
