@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from helpers.compare.bootstrap import joint_band, percentile_bounds, resampled_change
+from helpers.compare.gates import regression_caught
 from helpers.compare.params import check_confidence
 from helpers.formats import COUNTS
 
@@ -133,8 +134,7 @@ def bands(old: np.ndarray, new: np.ndarray, seed: int, resamples: int) -> tuple[
 def gate_failures(old: np.ndarray, new: np.ndarray, seed: int, resamples: int) -> tuple[dict, np.ndarray]:
     """Which of the `high(delta(F.f1)) >= 0` gates fail, read each way of `MODES`, and the true-sample deltas."""
     read, estimates = bands(old, new, seed, resamples)
-    tolerance = 1e-9  # as the gates forgive float rounding
-    return {mode: high < -tolerance for mode, (_, high) in read.items()}, estimates
+    return {mode: regression_caught(high) for mode, (_, high) in read.items()}, estimates
 
 
 def simulate(size: int, seeds: int, extra: float, master: int, resamples: int, field: str = REGRESSED) -> dict:

@@ -51,6 +51,17 @@ _OPERATORS = {
     "==": lambda value, bound: abs(value - bound) <= TOLERANCE,
     "!=": lambda value, bound: abs(value - bound) > TOLERANCE,
 }
+
+
+def regression_caught(high: Any) -> Any:
+    """Whether `high(delta(F)) >= 0` fails where the change's interval ends at `high` (a number or an array).
+
+    The gate's own reading, rounding forgiven: what every simulation of the gate counts as a
+    regression caught (the power estimate, the gate benchmark).
+    """
+    return high < -TOLERANCE
+
+
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _TARGET = r"[A-Za-z_][\w.]*"
 _RULE = re.compile(
@@ -138,7 +149,7 @@ def evaluate_gates(rules: Iterable[str | Gate], subject: Any, *, intervals: str 
             two runs evaluated against one.
         ValueError: For an `intervals` mode other than `joint` or `per-field`.
     """
-    from helpers.compare.runs import Comparison, Sample, paths_in, read_run
+    from helpers.compare.runs import Comparison, Sample, read_run
 
     if intervals not in INTERVAL_MODES:
         raise ValueError(f"intervals must be one of {', '.join(INTERVAL_MODES)}; got {intervals!r}")
@@ -147,7 +158,7 @@ def evaluate_gates(rules: Iterable[str | Gate], subject: Any, *, intervals: str 
     else:
         run = read_run(subject, "report")
         comparison, label = None, "run"
-        sample = Sample.of(run, list(run.documents), paths_in(run, run.documents))
+        sample = Sample.whole(run)
     gates = [rule if isinstance(rule, Gate) else parse_gate(rule) for rule in rules]
     for gate in gates:
         path = gate.target.rsplit(".", 1)[0]

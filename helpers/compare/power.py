@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from helpers.compare.bootstrap import percentile_bounds, ratio, resampled_change
+from helpers.compare.gates import regression_caught
 from helpers.compare.params import CONFIDENCE, POWER, RATIOS, CompareError  # noqa: E402
 from helpers.compare.params import POWER_RESAMPLES as RESAMPLES
 from helpers.compare.params import POWER_SIMULATIONS as SIMULATIONS
@@ -119,7 +120,7 @@ def simulate(
         estimates, resampled = resampled_change(old, new, metric, resamples, seed + simulation)
         estimate = float(estimates[0])
         high = float(percentile_bounds(resampled[:, 0], confidence)[1])  # one gate: its joint band is this interval
-        caught += high < -1e-9  # as the gates forgive float rounding
+        caught += regression_caught(high)
         changes.append(estimate)
     return Power(documents, rate, float(np.mean(changes)), caught / simulations)
 

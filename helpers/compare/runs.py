@@ -229,6 +229,11 @@ class Sample:
             table.reshape(-1, width)[np.frombuffer(blocks, dtype=np.int64)] = counts
         return cls(tuple(cases), scores, shapes.reshape(-1).astype(np.intp), table, tuple(paths))
 
+    @classmethod
+    def whole(cls, run: Run) -> Sample:
+        """Every document of `run`, with every field path it scores: one run read on its own."""
+        return cls.of(run, list(run.documents), paths_in(run, run.documents))
+
     @cached_property
     def matrix(self) -> np.ndarray:
         """(documents, paths x len(COUNTS)) int64: every document's counts, gathered from `table`."""

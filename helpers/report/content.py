@@ -19,9 +19,10 @@ import pandas as pd
 
 from helpers.attribution.kinds import failures_delta, failures_table, report_diffs, results_failures, run_failures
 from helpers.attribution.leaves import DocumentDiff
-from helpers.attribution.pairing import repairs, report_pairings
+from helpers.attribution.pairing import diff_pairings, repairs
 from helpers.compare.bootstrap import ratio
 from helpers.compare.reading import Run, is_results_file, read_run_file
+from helpers.compare.runs import Sample
 from helpers.formats import COUNTS
 from helpers.formats.run_info import provenance_lines, sources_line
 
@@ -87,12 +88,8 @@ _RESULTS_NOTE = (
 
 def field_table(run: Run) -> pd.DataFrame:
     """Per field path: the counts summed over the run's documents, and precision, recall and F1, worst F1 first."""
-    totals: dict[str, np.ndarray] = {}
-    for document in run.documents.values():
-        for path, values in document.counts.items():
-            totals[path] = totals.get(path, 0) + np.asarray(values, dtype=np.int64)
     rows = []
-    for path, counts in totals.items():
+    for path, counts in Sample.whole(run).totals.items():  # the sums the gates and the comparison read
         row = {"field": path, **{key: int(counts[COUNTS.index(key)]) for key in ("tp", "fn", "fa", "fd")}}
         row.update({name: float(ratio(counts, name)) for name in ("precision", "recall", "f1")})
         rows.append(row)
@@ -191,8 +188,8 @@ def build(
         content.gates_note = interval_note(results, comparison.confidence)
     if old.failures is not None and new.failures is not None:
         content.failures_delta = failures_delta(old.failures, new.failures, labels)
-    if old.report is not None and new.report is not None:
-        content.repairs = repairs(report_pairings(old.report, spec), report_pairings(new.report, spec), labels)
+    if old.diffs is not None and new.diffs is not None:
+        content.repairs = repairs(diff_pairings(old.diffs), diff_pairings(new.diffs), labels)
     return content
 
 
