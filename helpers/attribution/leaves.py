@@ -109,6 +109,8 @@ class DocumentDiff:
     leaves: tuple[Leaf, ...]
     items: tuple[ItemBelow, ...] = field(default=())
     reason: str = ""
+    # the two sides as the schema read them, kept so what else reads them (pairings) validates nothing again
+    models: tuple[StructuredModel, StructuredModel] | None = field(default=None, compare=False, repr=False)
 
     def rows(self) -> list[dict[str, Any]]:
         """One dict per leaf that cost points; a below-threshold item is followed by the leaves that pulled it under."""
@@ -403,7 +405,7 @@ def document_diff(spec: Any, expected: Any, got: Any, name: str = "") -> Documen
         want, have = as_models(spec, expected, got)
     except (ValueError, TypeError) as exc:
         return unreadable(name, str(exc))
-    return diff_models(want, have, name)
+    return replace(diff_models(want, have, name), models=(want, have))
 
 
 def as_models(spec: Any, expected: Any, got: Any) -> tuple[StructuredModel, StructuredModel]:

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 from stickler import StructuredModel, StructuredModelComparator
 from stickler.algorithms.hungarian import HungarianMatcher
 
-from helpers.attribution.leaves import as_models
-from helpers.formats.names import case_name
+from helpers.attribution.leaves import DocumentDiff
 
 
 @dataclass(frozen=True)
@@ -66,16 +64,9 @@ def pairings(expected: StructuredModel, got: StructuredModel, prefix: str = "") 
     return found
 
 
-def report_pairings(report: Any, spec: Any) -> dict[str, dict[str, Partner]]:
-    """Each readable case's pairings, by case name."""
-    found = {}
-    for index, case in enumerate(report.cases):
-        name = case_name(case, index)
-        try:
-            found[name] = pairings(*as_models(spec, case.get("expected_output"), case.get("actual_output")))
-        except (ValueError, TypeError):
-            continue  # an unreadable output has no items to pair
-    return found
+def diff_pairings(diffs: Iterable[DocumentDiff]) -> dict[str, dict[str, Partner]]:
+    """Each readable document's pairings, by name, from the models its leaf diff already read."""
+    return {diff.name: pairings(*diff.models) for diff in diffs if diff.models is not None}
 
 
 def repairs(
