@@ -44,7 +44,10 @@ _LABELS = {"system": "the system prompt", "tool_choice": "the tool choice", "out
 
 
 def to_json(value: Any) -> Any:
-    """`value` with bytes as `{"$bytes": base64}` and tuples as lists, so it survives a JSON file."""
+    """`value` with bytes as `{"$bytes": base64}` and tuples as lists, so it survives a JSON file.
+
+    Every dict and list is built anew, so the result shares nothing mutable with `value`.
+    """
     if isinstance(value, bytes | bytearray):
         return {_BYTES: base64.b64encode(bytes(value)).decode("ascii")}
     if isinstance(value, dict):
@@ -60,7 +63,7 @@ def to_json(value: Any) -> Any:
 
 
 def from_json(value: Any) -> Any:
-    """The inverse of `to_json`: `{"$bytes": ...}` back to bytes."""
+    """The inverse of `to_json`: `{"$bytes": ...}` back to bytes, in dicts and lists built anew."""
     if isinstance(value, dict):
         if set(value) == {_BYTES} and isinstance(value[_BYTES], str):
             return base64.b64decode(value[_BYTES])
@@ -83,12 +86,12 @@ def canonical_request(
     content = stream_kwargs.get("system_prompt_content")
     system = content if content else ([{"text": system_prompt}] if system_prompt else [])
     output_model = stream_kwargs.get("structured_output_model")
-    return to_json(
+    return to_json(  # a fresh copy of every container: later changes to the agent's messages do not reach it
         {
-            "system": copy.deepcopy(list(system)),
-            "messages": copy.deepcopy(list(messages or [])),
-            "tools": copy.deepcopy(list(tool_specs or [])),
-            "tool_choice": copy.deepcopy(stream_kwargs.get("tool_choice")),
+            "system": list(system),
+            "messages": list(messages or []),
+            "tools": list(tool_specs or []),
+            "tool_choice": stream_kwargs.get("tool_choice"),
             "output_schema": output_model.model_json_schema() if output_model is not None else None,
         }
     )

@@ -18,7 +18,6 @@ command uses the exit codes below.
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 import time
@@ -107,7 +106,7 @@ class RecordingModel(AgentLoopModel):
             sent_at = await self.backoff.wait()
             try:
                 async for event in self.inner.stream(messages, tool_specs, system_prompt, **kwargs):
-                    events.append(to_json(copy.deepcopy(dict(event))))
+                    events.append(to_json(event))  # a fresh copy, whatever the agent later does to the event
                     yield event
             except Exception as exc:
                 self.seconds += time.monotonic() - sent_at
