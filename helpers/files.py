@@ -105,13 +105,9 @@ def write_bytes_atomically(path: Path | str, data: bytes) -> Path:
             _held_back.append((staged, path, lambda: os.close(handle)))
             return path
         try:
-            os.replace(staged, path)
-        except BaseException:
-            staged.unlink(missing_ok=True)
-            raise
+            _rename_in(staged, path)
         finally:
             os.close(handle)  # releases the lock: from here the file is the target
-        _sync_folder(path.parent)
     return path
 
 
@@ -145,10 +141,10 @@ def one_step() -> Iterator[None]:
     for index, (staged, target, release) in enumerate(mine):
         try:
             with _writing(target):
-                os.replace(staged, target)
-                _sync_folder(target.parent)
+                _rename_in(staged, target)
         except BaseException:
-            for later, _, _ in mine[index:]:
+            for later, _, release_later in mine[index + 1 :]:
+                release_later()
                 later.unlink(missing_ok=True)
             raise
         finally:
@@ -278,10 +274,9 @@ def settle(folder: Path | str) -> list[Path]:
 def staging_folder(prefix: str) -> Iterator[Path]:
     """A temporary folder for staging a multi-file update, removed at the end, even after a failure.
 
-    The folder holds a lock while its process runs, so `remove_dead_staging` (called here first)
-    can tell the folders a killed process left.
+    The folder holds a lock while its process runs, so `remove_dead_staging` can tell the folders
+    a killed process left; the caller runs that first, once, and says what it removed.
     """
-    remove_dead_staging(prefix)
     folder = Path(tempfile.mkdtemp(prefix=prefix))
     handle = _create_locked(folder / _STAGING_LOCK)
     try:
@@ -423,8 +418,22 @@ def _backup(path: Path, token: str) -> Path:
     except OSError:  # a file system without hard links: a copy, staged and renamed so it is never half
         staged, handle = _stage(backup, path.read_bytes(), token)
         os.close(handle)
-        os.replace(staged, backup)
+        _rename_in(staged, backup)
     return backup
+
+
+def _rename_in(staged: Path, target: Path) -> None:
+    """The last step of every write: rename the staged file over its target and flush the folder.
+
+    A failed rename deletes the staged file, so the target keeps its old bytes and nothing is left.
+    The caller still holds the staged file's handle (its lock) and closes it when it is done.
+    """
+    try:
+        os.replace(staged, target)
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        raise
+    _sync_folder(target.parent)
 
 
 def _sync_folder(folder: Path) -> None:
@@ -487,12 +496,10 @@ def _write_journal(journal: Path, journals: list[Path], files: list[dict]) -> in
     # Staged and renamed like any file, so a kill mid-write leaves a staged leftover, never half a journal.
     staged, handle = _stage(journal, json.dumps(body, indent=1).encode("utf-8"), _journal_token(journal))
     try:
-        os.replace(staged, journal)  # the handle, and so the lock, now belong to the journal
+        _rename_in(staged, journal)  # the handle, and so the lock, now belong to the journal
     except BaseException:
         os.close(handle)
-        staged.unlink(missing_ok=True)
         raise
-    _sync_folder(journal.parent)
     return handle
 
 
@@ -632,8 +639,7 @@ class StagedFile:
                 if _held_back is not None:  # inside `one_step`: renamed in at its end
                     _held_back.append((self._staged, self.path, self.file.close))
                     return self.path
-                os.replace(self._staged, self.path)
-                _sync_folder(self.path.parent)
+                _rename_in(self._staged, self.path)
         except BaseException:
             self.discard()
             raise
