@@ -7,8 +7,8 @@ the agent makes first (`baseline_tool_calls.jsonl`) are written by hand. This ru
 real task (`extract:task`, with its `lookup_sku` tool) through the real `BedrockModel` against the
 local stand-in (`helpers.services.stand_in`) on 127.0.0.1:8765, records with the general
 recorder, and then marks each cassette hand-authored, with the mistake it carries, because no
-model produced any of it. It is the "try recording with no cloud" path of the README, plus that
-last relabelling step.
+model produced any of it. It is the "try recording with no cloud" path of
+examples/your_own_agent/REFERENCE.md, plus that last relabelling step.
 """
 
 from __future__ import annotations

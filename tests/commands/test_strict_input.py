@@ -167,12 +167,13 @@ def test_a_task_that_returns_no_structured_output_for_any_case_is_exit_2(project
     assert said_once in printed and "return result.structured_output" in printed
 
 
-def test_the_readme_states_the_limits_the_code_applies():
+def test_the_readme_and_its_reference_state_the_limits_the_code_applies():
     from helpers.files import REPO_ROOT
     from helpers.formats.names import MAX_NAME_CHARS
     from helpers.mode import CREDENTIALS_TIMEOUT
 
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    pages = [REPO_ROOT / "README.md", REPO_ROOT / "examples" / "your_own_agent" / "REFERENCE.md"]
+    readme = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     assert f"integer of more than {sys.get_int_max_str_digits():,} digits" in readme
     assert f"at most {MAX_NAME_CHARS:,} characters" in readme
     assert f"is given {CREDENTIALS_TIMEOUT:g} seconds in `auto`" in readme
