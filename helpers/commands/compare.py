@@ -31,7 +31,6 @@ from helpers.compare.params import (
 from helpers.flows import compare as flow
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = exits.OK, exits.GATE_FAILED, exits.BAD_INPUT, exits.INTERNAL
-report_text = flow.text  # the tables as plain text, for a caller holding a comparison
 
 
 def parser() -> argparse.ArgumentParser:

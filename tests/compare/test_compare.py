@@ -16,7 +16,7 @@ import pytest
 from strands_evals import Case
 from strands_evals.evaluators import Equals, StructuredOutputReport, StructuredOutputSimilarity
 
-from helpers.commands.compare import main, report_text
+from helpers.commands.compare import main
 from helpers.compare import bootstrap
 from helpers.compare.gates import GateError, evaluate_gates, parse_gate
 from helpers.compare.runs import (
@@ -36,6 +36,7 @@ from helpers.compare.runs import (
     read_run,
     verdict,
 )
+from helpers.flows.compare import text as report_text
 from helpers.harness.reports import save_report
 from helpers.harness.scoring import score_outputs_sync
 from helpers.render.compare_charts import field_delta_chart
