@@ -7,8 +7,24 @@ parse arguments, call a flow and print; they neither decide how to score nor wri
 Every flow module imports only the standard library at the top, so `--help` stays quick.
 """
 
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Self
+
 from helpers.errors import EvalError
 
 
 class Refused(EvalError, ValueError):
     """A run refused before anything was written; the message is the one paragraph the user sees."""
+
+
+class Request:
+    """The base of each flow's request, a frozen dataclass of the options its command parsed."""
+
+    @classmethod
+    def from_arguments(cls, args: argparse.Namespace) -> Self:
+        """The request, from the parsed arguments of the same names."""
+        options = dataclasses.fields(cls)  # type: ignore[arg-type]  # each subclass is a dataclass
+        return cls(**{option.name: getattr(args, option.name) for option in options})

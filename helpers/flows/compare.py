@@ -12,8 +12,6 @@ cannot be read), which the command also reads as bad input.
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from helpers.compare.gates import GateError, GateResult, gates_table, interval_note, parse_gate
 from helpers.compare.params import CONFIDENCE, JOINT, RESAMPLES, SEED, check_run_file
-from helpers.flows import Refused
+from helpers.flows import Refused, Request
 from helpers.outputs import OutputError, check_outputs
 
 if TYPE_CHECKING:
@@ -32,7 +30,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class CompareRequest:
+class CompareRequest(Request):
     """Everything a `compare` run was asked, as the command line gave it (ranges already checked)."""
 
     old: Path
@@ -45,10 +43,6 @@ class CompareRequest:
     prices: Path | None = None
     top: int = 5
     json: Path | None = None
-
-    @classmethod
-    def from_arguments(cls, args: argparse.Namespace) -> CompareRequest:
-        return cls(**{option.name: getattr(args, option.name) for option in dataclasses.fields(cls)})
 
 
 @dataclass

@@ -10,8 +10,6 @@
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,14 +17,14 @@ from typing import TYPE_CHECKING
 from helpers.compare.params import CONFIDENCE, POWER, check_run_file
 from helpers.compare.params import POWER_RESAMPLES as RESAMPLES
 from helpers.compare.params import POWER_SIMULATIONS as SIMULATIONS
-from helpers.flows import Refused
+from helpers.flows import Refused, Request
 
 if TYPE_CHECKING:
     from helpers.compare.power import Baseline
 
 
 @dataclass(frozen=True)
-class PowerRequest:
+class PowerRequest(Request):
     """Everything a `power` run was asked, as the command line gave it (ranges already checked)."""
 
     baseline: Path
@@ -36,10 +34,6 @@ class PowerRequest:
     seed: int = 0
     simulations: int = SIMULATIONS
     resamples: int = RESAMPLES
-
-    @classmethod
-    def from_arguments(cls, args: argparse.Namespace) -> PowerRequest:
-        return cls(**{option.name: getattr(args, option.name) for option in dataclasses.fields(cls)})
 
 
 def power_run(request: PowerRequest) -> str:

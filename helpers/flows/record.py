@@ -12,8 +12,6 @@ Steps 1 to 3 refuse with `Refused` (exit 2, nothing written) or `MissingDependen
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import importlib
 import io
 import os
@@ -22,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from helpers.flows import Refused
+from helpers.flows import Refused, Request
 
 # helpers.formats.exchange.DEFAULT_MATCH_ON and MATCH_PARTS, and recording.DEFAULT_MAX_CALLS (a test checks they agree).
 DEFAULT_MATCH_ON = ("system", "tools", "tool_choice", "output_schema", "messages")
@@ -34,7 +32,7 @@ REQUIRED = {"strands": "strands-agents", "boto3": "boto3", "botocore": "botocore
 
 
 @dataclass(frozen=True)
-class RecordRequest:
+class RecordRequest(Request):
     """Everything a `record` run was asked, as the command line gave it."""
 
     schema: str
@@ -49,10 +47,6 @@ class RecordRequest:
     region: str | None = None
     match_on: str = ",".join(DEFAULT_MATCH_ON)
     max_calls: int = DEFAULT_MAX_CALLS
-
-    @classmethod
-    def from_arguments(cls, args: argparse.Namespace) -> RecordRequest:
-        return cls(**{option.name: getattr(args, option.name) for option in dataclasses.fields(cls)})
 
     def match_parts(self) -> tuple[str, ...]:
         return tuple(self.match_on.split(","))

@@ -12,8 +12,6 @@ does not import), all of them bad input, and nothing is written before step 4.
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from helpers.compare.gates import GateError, parse_gate
 from helpers.compare.params import RESAMPLES, SEED
-from helpers.flows import Refused
+from helpers.flows import Refused, Request
 from helpers.outputs import OutputError, check_outputs
 
 if TYPE_CHECKING:
@@ -29,7 +27,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class ReportRequest:
+class ReportRequest(Request):
     """Everything a `report` run was asked, as the command line gave it (ranges already checked)."""
 
     run: Path
@@ -42,10 +40,6 @@ class ReportRequest:
     page_size: int = 50
     resamples: int = RESAMPLES
     seed: int = SEED
-
-    @classmethod
-    def from_arguments(cls, args: argparse.Namespace) -> ReportRequest:
-        return cls(**{option.name: getattr(args, option.name) for option in dataclasses.fields(cls)})
 
     def page(self) -> Path:
         """The HTML file: --out, else the run's path with .html."""

@@ -17,8 +17,6 @@ answer before Strands Evals is imported.
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -27,14 +25,14 @@ from typing import Any, TextIO
 
 from helpers import outputs
 from helpers.files import one_step
-from helpers.flows import Refused
+from helpers.flows import Refused, Request
 from helpers.scale.engine import BATCH_TIMEOUT  # the standard library only: --help stays quick
 
 MODE_VARIABLE = "EVAL_NOTEBOOKS_MODE"  # helpers.mode.ENV_VAR, which tests set to replay
 
 
 @dataclass(frozen=True)
-class ScoreRequest:
+class ScoreRequest(Request):
     """Everything a `score` run was asked, as the command line gave it."""
 
     schema: str
@@ -56,10 +54,6 @@ class ScoreRequest:
     batch_timeout: float = BATCH_TIMEOUT
     beyond_cores: bool = False
     fan_out: str = "auto"
-
-    @classmethod
-    def from_arguments(cls, args: argparse.Namespace) -> ScoreRequest:
-        return cls(**{option.name: getattr(args, option.name) for option in dataclasses.fields(cls)})
 
     def outputs(self) -> dict[str, Path]:
         """The files the run writes, by option."""
