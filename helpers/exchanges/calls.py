@@ -24,7 +24,6 @@ the registry lists them; key order never matters (dicts compare as mappings).
 from __future__ import annotations
 
 import base64
-import copy
 from typing import Any
 
 from strands.event_loop.streaming import (
@@ -187,7 +186,11 @@ def _list_difference(old: list[str], new: list[str], what: str) -> str | None:
 
 
 def assemble(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """The message, stop reason and usage Strands builds from `events` (its own handlers, in order)."""
+    """The message, stop reason and usage Strands builds from `events` as stored (its own handlers, in order).
+
+    `events` are read through `from_json`, whose fresh dicts and lists are the only copy the
+    handlers work on: what they change never reaches the caller's events.
+    """
     state: dict[str, Any] = {
         "message": {"role": "assistant", "content": []},
         "text": "",
@@ -197,7 +200,7 @@ def assemble(events: list[dict[str, Any]]) -> dict[str, Any]:
     }
     state["content"] = state["message"]["content"]
     stop_reason, usage = None, None
-    for event in copy.deepcopy(events):
+    for event in from_json(events):
         if "messageStart" in event:
             state["message"] = handle_message_start(event["messageStart"], state["message"])
         elif "contentBlockStart" in event:

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from helpers.exchanges.calls import assemble, from_json
+from helpers.exchanges.calls import assemble
 from helpers.files import DATA_DIR, REPO_ROOT, write_text_atomically
 from helpers.formats import exchange as exchange_format
 from helpers.formats import json as strict_json
@@ -194,7 +194,7 @@ def parse_exchange(
 def _assembled(source: str, number: int, call: dict[str, Any], fix: str) -> Call:
     """One format-2 call, its `response` checked against what Strands assembles from its events."""
     try:
-        assembled = assemble(from_json(call["events"]))
+        assembled = assemble(call["events"])
     except Exception as exc:  # a delta without its start, tool input that is not JSON: Strands' own handlers raise
         problem = f"does not assemble into a message ({type(exc).__name__}: {exc})"
         raise FixtureError(file_error(source, problem, fix, record=f"call {number}", field="events")) from exc

@@ -35,7 +35,7 @@ from strands.types.tools import ToolSpec
 
 from helpers.commands import exits
 from helpers.errors import EvalError
-from helpers.exchanges.calls import assemble, canonical_request, from_json, to_json
+from helpers.exchanges.calls import assemble, canonical_request, to_json
 from helpers.exchanges.fixtures import FixtureError, parse_exchange, prompt_sha256, save_exchange
 from helpers.exchanges.provenance import STAND_IN_FIELD, describe_model, model_settings, setting_differences
 from helpers.exchanges.record_options import DEFAULT_MAX_CALLS, RecordOptions
@@ -118,7 +118,7 @@ class RecordingModel(AgentLoopModel):
             self.backoff.succeeded()
             break
         self._note_stand_in(events)
-        self.calls.append({"request": request, "events": events, "response": assemble(from_json(events))})
+        self.calls.append({"request": request, "events": events, "response": assemble(events)})
 
     def _throttled(self, exc: Exception, sent_at: float) -> None:
         """Pause the run for a throttled call, or end the case once the call has been retried enough."""
