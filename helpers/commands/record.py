@@ -31,7 +31,7 @@ from typing import Any, TextIO
 from helpers.commands import exits
 from helpers.flows import Refused
 from helpers.flows import record as flow
-from helpers.flows.record import DEFAULT_CONCURRENCY, DEFAULT_MATCH_ON, DEFAULT_MAX_CALLS, MATCH_PARTS, RECORD_MODES
+from helpers.flows.record import DEFAULT_CONCURRENCY, DEFAULT_MATCH_ON, DEFAULT_MAX_CALLS, RECORD_MODES
 
 WRITES = (  # the closing paragraph of --help
     "Each case is written only after it succeeded; a failed case leaves its cassette byte for byte\n"
@@ -40,7 +40,6 @@ WRITES = (  # the closing paragraph of --help
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
 EXIT_BAD_INPUT = exits.BAD_INPUT
-__all__ = ["DEFAULT_MATCH_ON", "DEFAULT_MAX_CALLS", "MATCH_PARTS", "build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:

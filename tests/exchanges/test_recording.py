@@ -449,7 +449,12 @@ def test_make_record_is_the_general_recorder_on_the_offline_invoice():
 
 
 def test_the_command_repeats_the_library_defaults_it_cannot_import_before_the_dependency_check():
+    from helpers.exchanges import recorder
+    from helpers.flows import record as flow
     from helpers.formats import exchange
+    from helpers.harness import agent_run
 
-    assert record.DEFAULT_MATCH_ON == exchange.DEFAULT_MATCH_ON and record.MATCH_PARTS == exchange.MATCH_PARTS
-    assert record.DEFAULT_MAX_CALLS == recording.DEFAULT_MAX_CALLS
+    assert flow.DEFAULT_MATCH_ON == exchange.DEFAULT_MATCH_ON and flow.MATCH_PARTS == exchange.MATCH_PARTS
+    assert flow.DEFAULT_MAX_CALLS == recording.DEFAULT_MAX_CALLS
+    assert flow.RECORD_MODES == recorder.RECORD_MODES
+    assert flow.DEFAULT_CONCURRENCY == agent_run.DEFAULT_CONCURRENCY == recorder.DEFAULT_CONCURRENCY

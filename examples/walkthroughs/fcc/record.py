@@ -36,7 +36,7 @@ from typing import Any, NoReturn, TextIO
 from helpers.commands import exits
 from helpers.files import staging_folder
 
-# The values of helpers.commands.record (a test checks they agree), repeated here because the dependency
+# The exit codes of helpers.commands.record (a test checks they agree), repeated here because the dependency
 # check must run before anything that imports strands.
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
