@@ -26,9 +26,8 @@ from typing import Any, TextIO
 from helpers import outputs
 from helpers.files import one_step
 from helpers.flows import Refused, Request
+from helpers.mode import ENV_VAR, ModeError, requested_mode
 from helpers.scale.engine import BATCH_TIMEOUT  # the standard library only: --help stays quick
-
-MODE_VARIABLE = "EVAL_NOTEBOOKS_MODE"  # helpers.mode.ENV_VAR, which tests set to replay
 
 
 @dataclass(frozen=True)
@@ -133,11 +132,14 @@ def _check_source(request: ScoreRequest) -> str | None:
         _need_file(request.predictions, "--predictions", "the JSONL predictions file")
         return None
     mode = request.mode or "replay"
-    forced = os.environ.get(MODE_VARIABLE, "").strip().lower()
+    try:  # a value that is no mode is a typo the user must hear of, not a silent replay
+        forced = requested_mode()
+    except ModeError as exc:
+        raise Refused(f"{exc}.") from exc
     if request.concurrency is not None and request.concurrency < 1:
         raise Refused(f"--concurrency {request.concurrency}: at least one case must be in flight; pass 4.")
     if mode == "live" and forced == "replay":
-        raise Refused(f"--mode live, but {MODE_VARIABLE}=replay forbids live calls; unset it to call Bedrock.")
+        raise Refused(f"--mode live, but {ENV_VAR}=replay forbids live calls; unset it to call Bedrock.")
     if mode == "replay":
         if request.cassettes is None:
             raise Refused("--task in replay mode needs --cassettes DIR, the folder its exchanges are in.")

@@ -290,6 +290,17 @@ def test_bad_arguments_exit_2_with_the_fix(project, argv, message):
     assert "Traceback" not in printed and not (project / "run.json").exists()
 
 
+@pytest.mark.parametrize("value", ["bogus", "offline", "replay,live", "Live-ish"])
+def test_a_mode_variable_that_is_no_mode_is_refused_listing_the_three(project, monkeypatch, value):
+    """A typo in EVAL_NOTEBOOKS_MODE is bad input (exit 2), never a silent replay that passes CI."""
+    (project / "cassettes").mkdir()
+    monkeypatch.setenv("EVAL_NOTEBOOKS_MODE", value)
+    code, printed = run_score(*TASK_RUN, "--out", "run.json")
+    assert code == 2, printed
+    assert f"EVAL_NOTEBOOKS_MODE={value!r} is not a mode; set it to one of: replay, live, auto" in printed
+    assert "Traceback" not in printed and not (project / "run.json").exists()
+
+
 def test_bad_schema_and_bad_predictions_exit_2_naming_file_line_and_field(project):
     code, printed = run_score(*from_predictions("run.json", schema="po_schema:Nope"))
     assert code == 2 and "--schema 'po_schema:Nope'" in printed and "defines no 'Nope'" in printed
