@@ -92,8 +92,7 @@ TABLE: dict[str, list[tuple[int, str]]] = {
         (BAD_INPUT, f"{_BAD}: an argument out of range, a missing or malformed file, a target the baseline lacks"),
         (INTERNAL, "an internal error: a bug in this command"),
     ],
-    "stand-in": [
-        (OK, "stopped (Ctrl-C)"),
+    "stand-in": [  # it serves until Ctrl-C, which ends it with 130 like every command
         (MISSING_DEPENDENCY, _MISSING),
         (BAD_INPUT, f"{_BAD}: a file or schema that does not load, a port in use; the stand-in did not start"),
     ],

@@ -14,7 +14,7 @@ format `score --predictions` reads) as a call of the structured-output tool; a c
 `--tool-calls` (`{"name": case, "calls": [{"name": tool, "input": {...}}]}` per line) first calls
 those tools of your agent, all in one message, so a task with tools records several turns.
 Cassettes recorded this way say so (`provenance.stand_in` and the endpoint), and `score` and the
-notebooks never count them as recorded from a model. Stop it with Ctrl-C. Exit codes: see --help
+notebooks never count them as recorded from a model. Stop it with Ctrl-C (exit 130). Exit codes: see --help
 (`helpers.commands.exits`).
 """
 
@@ -60,19 +60,19 @@ def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except (ValueError, OSError) as exc:
         print(f"{exc}. The stand-in did not start.", file=err)
         return exits.BAD_INPUT
-    print(
-        f"Stand-in for Bedrock ConverseStream at {stand_in.url}, answering {len(stand_in.predictions)} case(s) "
-        f"from {args.predictions}; no model is called.\nRecord against it from another terminal:\n"
-        f"  {URL_VARIABLE}={stand_in.url} python -m helpers.commands.record --schema {args.schema} "
-        f"--cases {args.cases} "
-        "--task YOUR_MODULE:task --cassettes DIR --model helpers.services.stand_in:model\nStop it with Ctrl-C.",
-        file=out,
-        flush=True,
-    )
-    try:
-        stand_in.serve_forever()
+    try:  # from here on, Ctrl-C (even while the first lines print) ends with 130 like every command's
+        print(
+            f"Stand-in for Bedrock ConverseStream at {stand_in.url}, answering {len(stand_in.predictions)} case(s) "
+            f"from {args.predictions}; no model is called.\nRecord against it from another terminal:\n"
+            f"  {URL_VARIABLE}={stand_in.url} python -m helpers.commands.record --schema {args.schema} "
+            f"--cases {args.cases} "
+            "--task YOUR_MODULE:task --cassettes DIR --model helpers.services.stand_in:model\nStop it with Ctrl-C.",
+            file=out,
+            flush=True,
+        )
+        stand_in.serve_forever()  # returns only when stopped
     except KeyboardInterrupt:
-        pass
+        raise KeyboardInterrupt("Interrupted: the stand-in stopped listening.") from None
     finally:
         stand_in.server.server_close()
     return exits.OK

@@ -2,8 +2,13 @@
 
 import io
 import json
+import os
+import queue
 import shutil
+import signal
+import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -94,3 +99,34 @@ def test_help_says_how_to_record_against_it(capsys):
     assert stand_in.main(["--help"]) == 0
     text = capsys.readouterr().out
     assert "--model helpers.services.stand_in:model" in text and "EVAL_STAND_IN_URL" in text
+
+
+@pytest.mark.local_servers
+def test_ctrl_c_stops_the_stand_in_with_130_like_every_command(project):
+    """Run as a user does, from the sample's folder; Ctrl-C once it says it listens."""
+    argv = [sys.executable, "-m", "helpers.commands.stand_in", *BASE, "--predictions", "predictions_v2.jsonl"]
+    process = subprocess.Popen(
+        [*argv, "--port", "0"],
+        cwd=project,
+        env={**os.environ, "EVAL_NOTEBOOKS_MODE": "replay"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+    try:
+        heard = ""
+        while "Stop it with Ctrl-C." not in heard:
+            heard += lines.get(timeout=60)  # bounded: a stand-in that never starts fails here
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+    err = process.stderr.read()
+    process.stderr.close()
+    assert "Stand-in for Bedrock ConverseStream at http://127.0.0.1:" in heard
+    assert code == 130, err
+    assert err == "Interrupted: the stand-in stopped listening.\n"
