@@ -4,9 +4,11 @@ A console script imports its command by name. When `PYTHONPATH=.` is set in a fo
 own `helpers.py` (a name users give their modules too), `import helpers` would find that file
 before this project's package and the script would die with Python's traceback before a single
 line of the command ran. Each entry point here loads this project's `helpers` first (the first
-`helpers` package on the import path that holds `commands/exits.py`), so the command always runs;
-a schema or task that then imports the user's `helpers` is refused with a message naming the
-clash (`helpers.harness.schema.name_clash`).
+`helpers` package on the import path that holds `commands/exits.py`), so the command always runs.
+A schema or task that then imports the user's `helpers` gets this package: if that fails while the
+module loads (`from helpers import clean`), it is refused with a message naming the clash
+(`helpers.harness.schema.name_clash`); a bare `import helpers` used only inside the task fails
+later, where it is used, as the task's own AttributeError.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 `record_cases` is what `python -m helpers.commands.record` runs once its arguments, files and
 model are checked, and what an example's own refresh command (`walkthroughs.fcc.record`) runs on
-its staged cases. Which cases it records is the record mode, as vcrpy users know them: `all`,
-`missing` (no cassette yet) or `stale` (no cassette, or one a replay would refuse:
-`helpers.exchanges.stale`). Up to `concurrency` cases are in flight at once, each in a thread of
+its staged cases. Which cases it records is the record mode: `all` (every case, as vcrpy's `all`
+re-records), `missing` (no cassette yet, as vcrpy's `once` records only where there is no
+cassette) or `stale` (no cassette, or one a replay would refuse: `helpers.exchanges.stale`; vcrpy
+has no such mode). Up to `concurrency` cases are in flight at once, each in a thread of
 its own, its calls in order; a throttled provider pauses them all (`helpers.exchanges.throttle`).
 Only this thread writes: each cassette as its case succeeds, atomically, so Ctrl-C or a failure
 later on keeps what already succeeded and leaves nothing half-written.
