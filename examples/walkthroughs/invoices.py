@@ -97,11 +97,12 @@ class Receipt(BaseModel):
 AMOUNT_COMPARATOR = NumericComparator(relative_tolerance=0.001)
 
 # A date validated as a date, then held as its ISO text. stickler's comparison engine hands a
-# field's comparator only `str`, `int` and `float` values; a `date` object is scored 0 as a
-# type mismatch without reaching `DateComparator`. `eval_for(Invoice)` does the same: its
-# generated model holds `invoice_date` as ISO text. Unlike a plain `str`, this still refuses
-# text that is not a date, and the comparator that scores it is `DateComparator`. The field is
-# typed `str` (what it holds), so pydantic serializes it without warnings.
+# field's comparator strings, numbers, dicts, plain pydantic models and a list's items, never a
+# `date` object: that is scored 0 as a type mismatch without reaching `DateComparator`.
+# `eval_for(Invoice)` does the same: its generated model holds `invoice_date` as ISO text.
+# Unlike a plain `str`, this still refuses text that is not a date, and the comparator that
+# scores it is `DateComparator`. The field is typed `str` (what it holds), so pydantic
+# serializes it without warnings.
 _DATE = TypeAdapter(date)
 
 

@@ -121,7 +121,10 @@ class Cassettes:
         return {name: self.load(name) for name in self.paths}
 
     def replay(self, case_name: str, exchange: Exchange | None = None) -> ReplayModel:
-        """A fresh `ReplayModel` of the case's exchange, which refuses any request it was not recorded for."""
+        """A fresh `ReplayModel` of the case's exchange, which refuses any request it was not recorded for.
+
+        A format-1 exchange recorded no request: it refuses only another first user message.
+        """
         exchange = exchange or self.load(case_name)
         return ReplayModel(exchange, record_command=self.command_for(case_name, exchange), output_tool=self.tool_name)
 
