@@ -268,7 +268,10 @@ def local_cluster(workers: int) -> Iterator[Any]:
             n_workers=workers,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=":0",  # any free port: its HTTP endpoints never collide with another cluster
+            host="127.0.0.1",  # the scheduler and its workers listen on this machine only
+            # any free port, on loopback: never collides with another cluster, never reachable from
+            # another machine (an empty host, as in ":0", binds every interface)
+            dashboard_address="127.0.0.1:0",
             silence_logs=logging.ERROR,
         ) as cluster:
             yield cluster

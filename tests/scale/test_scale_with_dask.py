@@ -68,6 +68,21 @@ def test_compact_run_keeps_no_report_and_streams_the_same_rollups(run_pairs, sin
     assert [row.name for row in iter_results(tmp_path / "r")] == [case.name for case, _ in run_pairs]
 
 
+def test_the_local_cluster_listens_on_loopback_alone(local_cluster):
+    """Scheduler, dashboard and workers accept connections from this machine only (an empty host binds all)."""
+    psutil = pytest.importorskip("psutil")
+    me = psutil.Process()
+    listening = [
+        conn.laddr.ip
+        for process in [me, *me.children(recursive=True)]
+        for conn in process.net_connections(kind="inet")
+        if conn.status == psutil.CONN_LISTEN
+    ]
+    assert local_cluster.address.startswith("tcp://127.0.0.1:")
+    assert len(listening) >= 4  # the scheduler, its dashboard and at least one listener per worker
+    assert set(listening) == {"127.0.0.1"}, listening
+
+
 def test_a_running_scheduler_is_reached_by_its_address(run_pairs, local_cluster):
     pairs = run_pairs[-6:]
     cases = [case for case, _ in pairs]
