@@ -116,12 +116,13 @@ def model_settings(model: Any) -> dict[str, Any]:
 
     `model_id` is recorded apart. A setting is kept only when its value is plain JSON (text,
     numbers, true/false, null, lists and objects of them: a client object or a callable is not a
-    setting a replay can compare), when its name marks no secret or address, and when no text in
-    it carries a credential or an address by its shape (`helpers.exchanges.secrets`: `api_key`,
-    `HF_TOKEN`, `X_API_KEY` inside Bedrock's `additional_request_fields`, `base_url`, a
-    `"Bearer ..."` or `user:pass@host` under any name). Only `MAX_DEPTH` levels of objects and
-    lists are walked: what lies deeper, and an object that contains itself, is left out, so a
-    deep or cyclic config is recorded in part instead of failing.
+    setting a replay can compare) and its name marks no secret or address; a text that carries a
+    credential or an address by its shape is left out wherever it stands, under any name
+    (`helpers.exchanges.secrets`: `api_key`, `HF_TOKEN`, `X_API_KEY` inside Bedrock's
+    `additional_request_fields`, `base_url`, a `"Bearer ..."` or a `user:pass@host`). Only
+    `MAX_DEPTH` levels of objects and lists are walked, the config being the first: what lies
+    deeper, and an object that contains itself, is left out, so a deep or cyclic config is
+    recorded in part instead of failing.
     """
     try:
         config = model.get_config()
@@ -136,8 +137,8 @@ def model_settings(model: Any) -> dict[str, Any]:
     return kept
 
 
-# How many levels of objects and lists below the config are walked (a JSON schema in `response_format`
-# needs about ten); deeper parts are left out of the settings.
+# How many levels of objects and lists are walked, the config being the first (a JSON schema in OpenAI's
+# `response_format` needs about ten); deeper parts are left out of the settings.
 MAX_DEPTH = 24
 
 
