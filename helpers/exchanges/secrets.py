@@ -57,8 +57,9 @@ RANDOM_CHANGES = 0.2
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SCHEME = re.compile(r"(?i)\b(bearer|basic|digest|negotiate|aws4-hmac-sha256)\s+\S")
-_USER_INFO = re.compile(r"[^\s/@:]+:[^\s@]+@[^\s/@]")
-_NAMED = re.compile(r"([A-Za-z][\w.-]*)\s*[=:](?=\s*\S)")
+# Bounded, and a name only where a word starts, so that no text makes a search take longer than linear time.
+_USER_INFO = re.compile(r"[^\s/@:]{1,256}:[^\s@]{1,256}@[^\s/@]")
+_NAMED = re.compile(r"(?<![\w.-])([A-Za-z][\w.-]*)\s*[=:](?=\s*\S)")
 _PREFIXED = re.compile(
     r"(?<![A-Za-z0-9])(?:(?:sk|pk|rk)[-_][\w-]{8,}|gh[pousr]_\w{16,}|github_pat_\w{16,}|glpat-[\w-]{16,}"
     r"|xox[a-z]-[\w-]{8,}|hf_[A-Za-z0-9]{16,}|A[KS]IA[A-Z0-9]{16}|AIza[\w-]{20,}|eyJ[\w-]{8,}|ya29\.[\w-]{16,})"
@@ -86,7 +87,7 @@ def name_hides(name: str, value: Any) -> bool:
 def carries_credential(text: str) -> bool:
     """Whether a text holds a credential or an address by its shape, whatever the setting is called."""
     text = unicodedata.normalize("NFKC", text)
-    if "://" in text or "-----BEGIN" in text or _SCHEME.search(text) or _USER_INFO.search(text):
+    if "://" in text or "-----BEGIN" in text or _SCHEME.search(text) or ("@" in text and _USER_INFO.search(text)):
         return True
     if any(name_hides(match.group(1), "") for match in _NAMED.finditer(text)):
         return True
