@@ -12,6 +12,8 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
+from helpers.exchanges.secrets import carries_credential, name_hides
+
 # Where an answer says it came from a stand-in (`messageStop.additionalModelResponseFields`); the
 # recorder reads it. Kept here, not with the stand-in server, so recording never imports an HTTP server.
 STAND_IN_FIELD = "standIn"
@@ -109,24 +111,18 @@ def describe_origins(exchanges: Any) -> str:
     return "".join(f", {note}" for note in notes)
 
 
-# A setting is left out of a cassette when a word of its name says it may hold a secret, or when its
-# name says it is where the provider is reached (the endpoint is kept, as host:port, by `endpoint_host`).
-SECRET_WORDS = frozenset(
-    {"key", "apikey", "secret", "password", "passwd", "token", "credential", "credentials", "auth"}
-    | {"authorization", "bearer", "cookie", "session", "signature", "headers"}
-)
-ENDPOINT_WORDS = frozenset({"url", "host", "endpoint", "uri"})
-
-
 def model_settings(model: Any) -> dict[str, Any]:
     """The parameters the provider was configured with (`get_config()`), safe to write into a cassette.
 
     `model_id` is recorded apart. A setting is kept only when its value is plain JSON (text,
     numbers, true/false, null, lists and objects of them: a client object or a callable is not a
-    setting a replay can compare) and no word of its name is a secret's (`SECRET_WORDS`: `api_key`,
-    `aws_session_token`, ...) or an address's (`ENDPOINT_WORDS`: `base_url`, `host`). Words are split
-    at `_`, `-` and case changes, so `max_tokens` is kept and `apiKey` is not; a text holding `://`
-    (a URL, where tokens hide in queries) is left out too.
+    setting a replay can compare) and its name marks no secret or address; a text that carries a
+    credential or an address by its shape is left out wherever it stands, under any name
+    (`helpers.exchanges.secrets`: `api_key`, `HF_TOKEN`, `X_API_KEY` inside Bedrock's
+    `additional_request_fields`, `base_url`, a `"Bearer ..."` or a `user:pass@host`). Only
+    `MAX_DEPTH` levels of objects and lists are walked, the config being the first: what lies
+    deeper, and an object that contains itself, is left out, so a deep or cyclic config is
+    recorded in part instead of failing.
     """
     try:
         config = model.get_config()
@@ -134,25 +130,39 @@ def model_settings(model: Any) -> dict[str, Any]:
         return {}
     if not isinstance(config, dict):
         config = getattr(config, "__dict__", {})
-    return _plain({key: value for key, value in config.items() if key != "model_id"})
+    kept = _plain(config)
+    if not isinstance(kept, dict):
+        return {}
+    kept.pop("model_id", None)
+    return kept
 
 
-def _plain(value: Any) -> Any:
-    """`value` with every secret, address, URL and non-JSON value left out (`_DROP` when nothing is left)."""
+# How many levels of objects and lists are walked, the config being the first (a JSON schema in OpenAI's
+# `response_format` needs about ten); deeper parts are left out of the settings.
+MAX_DEPTH = 24
+
+
+def _plain(value: Any, depth: int = 0, path: tuple[int, ...] = ()) -> Any:
+    """`value` with every secret, address, credential-shaped text and non-JSON value left out (`_DROP` when
+    nothing is left). `path` holds the ids of the objects and lists above, so a cycle ends where it repeats."""
+    if isinstance(value, (dict, list, tuple)):
+        if depth >= MAX_DEPTH or id(value) in path:
+            return _DROP
+        path = (*path, id(value))
     if isinstance(value, dict):
         kept = {}
         for key, item in value.items():
-            if not isinstance(key, str) or _name_words(key) & (SECRET_WORDS | ENDPOINT_WORDS):
+            if not isinstance(key, str) or name_hides(key, item) or carries_credential(key):
                 continue
-            plain = _plain(item)
+            plain = _plain(item, depth + 1, path)
             if plain is not _DROP:
                 kept[key] = plain
         return kept
     if isinstance(value, (list, tuple)):
-        items = [_plain(item) for item in value]
+        items = [_plain(item, depth + 1, path) for item in value]
         return [item for item in items if item is not _DROP]
     if isinstance(value, str):
-        return _DROP if "://" in value else value
+        return _DROP if carries_credential(value) else value
     if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
@@ -163,37 +173,48 @@ def _plain(value: Any) -> Any:
 _DROP = object()
 
 
-def _name_words(name: str) -> set[str]:
-    spaced = "".join(f"_{char}" if char.isupper() else char for char in name)
-    return {word.lower() for word in spaced.replace("-", "_").split("_") if word}
+def setting_differences(recorded: dict[str, Any], given: dict[str, Any], path: tuple[str, ...] = ()) -> list[str]:
+    """Each setting that differs, as `path: recorded X, given Y` (dotted paths for nested settings).
 
-
-def setting_differences(recorded: dict[str, Any], given: dict[str, Any]) -> list[str]:
-    """Each setting that differs, as `path: recorded X, given Y` (dotted paths for nested settings)."""
+    A value is shown only when it is plainly safe: when it passes, at its path, the rule a setting
+    must pass to be written (`model_settings`). A cassette written before that rule may hold a
+    secret in its settings; such a value is named by its path and never printed.
+    """
     lines: list[str] = []
     for key in list(recorded) + [key for key in given if key not in recorded]:
         old, new = recorded.get(key, _ABSENT), given.get(key, _ABSENT)
         if isinstance(old, dict) and isinstance(new, dict):
-            lines += [f"{key}.{line}" for line in setting_differences(old, new)]
+            lines += [f"{key}.{line}" for line in setting_differences(old, new, (*path, key))]
         elif old != new or isinstance(old, bool) != isinstance(new, bool):  # 0 and 0.0 are one temperature
-            lines.append(f"{key}: recorded {_shown(old)}, given {_shown(new)}")
+            at = (*path, key)
+            lines.append(f"{key}: recorded {_shown(at, old)}, given {_shown(at, new)}")
     return lines
 
 
 _ABSENT = object()
 
 
-def _shown(value: Any) -> str:
+def _shown(path: tuple[str, ...], value: Any) -> str:
+    """`value` as JSON when it is plainly safe at `path`; otherwise words that say it is not shown."""
     import json
 
-    return "nothing" if value is _ABSENT else json.dumps(value, ensure_ascii=False)
+    if value is _ABSENT:
+        return "nothing"
+    wrapped = value
+    for key in reversed(path):
+        wrapped = {key: wrapped}
+    if _plain(wrapped) != wrapped:
+        return "a value not shown (it may hold a secret)"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def model_differences(provenance: dict[str, Any], model: Any) -> list[str]:
     """How the model a replay is given differs from the one a cassette was recorded from, setting by setting.
 
     Empty when they agree. A cassette recorded before settings were kept is compared on its
-    provider and model id only.
+    provider and model id only. The recorded settings are read through the rule that writes them
+    today, so a setting an older recorder wrote and this one leaves out (a secret it missed) is
+    neither compared nor shown.
     """
     given = describe_model(model)
     lines = []
@@ -201,7 +222,8 @@ def model_differences(provenance: dict[str, Any], model: Any) -> list[str]:
         if provenance.get(key) and given[key] and provenance[key] != given[key]:
             lines.append(f"{key}: recorded {provenance[key]}, given {given[key]}")
     if isinstance(provenance.get("settings"), dict):
-        lines += setting_differences(provenance["settings"], model_settings(model))
+        recorded = _plain(provenance["settings"])
+        lines += setting_differences(recorded if isinstance(recorded, dict) else {}, model_settings(model))
     return lines
 
 
