@@ -30,6 +30,7 @@ from typing import Any
 from helpers.errors import EvalError
 from helpers.files import settle
 from helpers.formats.errors import FormatError, field_path, file_error
+from helpers.formats.limits import Cap, read_bounded
 
 # Deeper than any real document; deep enough input would otherwise end in a raw RecursionError.
 MAX_DEPTH = 100
@@ -79,16 +80,20 @@ def read_text(
     *,
     error: type[FormatError] = FormatError,
     encoding_fix: str = ENCODING_FIX,
+    cap: Cap | None = None,
 ) -> str:
     """The file's text, after an interrupted switch of its folder is finished or undone.
 
+    With `cap`, a file larger than the cap is refused before any of it is read.
+
     Raises:
-        FormatError: As `error`, naming `missing` (problem, fix) when there is no file, or the
-            line of the first byte that is not UTF-8.
+        FormatError: As `error`, naming `missing` (problem, fix) when there is no file, the cap
+            when the file is over it, or the line of the first byte that is not UTF-8.
     """
     try:
         settle(path.parent)
-        raw = path.read_bytes()
+        with path.open("rb") as file:
+            raw = file.read() if cap is None else read_bounded(file, path, cap, error=error)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise error(file_error(path, *missing)) from None
     except OSError as exc:
@@ -100,13 +105,16 @@ def read_text(
         raise error(file_error(path, f"not UTF-8 text (byte {exc.start})", encoding_fix, line=line)) from exc
 
 
-def read_document(path: Path, missing: tuple[str, str], fix: str, *, error: type[FormatError] = FormatError) -> Any:
+def read_document(
+    path: Path, missing: tuple[str, str], fix: str, *, error: type[FormatError] = FormatError, cap: Cap | None = None
+) -> Any:
     """A whole file's JSON (an exchange, a snapshot): `read_text`, then `parse`, with `fix` for every refusal.
 
     Raises:
-        FormatError: As `error`, naming `missing` (problem, fix) when there is no file.
+        FormatError: As `error`, naming `missing` (problem, fix) when there is no file, or `cap`
+            when the file is over it (before any of it is read).
     """
-    return parse(read_text(path, missing, error=error, encoding_fix=fix), path, fix, error=error)
+    return parse(read_text(path, missing, error=error, encoding_fix=fix, cap=cap), path, fix, error=error)
 
 
 def parse(
