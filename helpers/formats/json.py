@@ -38,6 +38,9 @@ ENCODING_FIX = "save the file as UTF-8"
 
 _NUMBER = re.compile(r"(-?(?:0|[1-9]\d*))(\.\d+)?([eE][-+]?\d+)?")
 _SPACE = re.compile(r"[ \t\n\r]*")
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string, unrolled: no backtracking
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_PAIRS = str.maketrans("[{]}", "(())")
 _CONSTANTS = ("NaN", "Infinity", "-Infinity")
 _LITERALS = ("true", "false", "null")
 
@@ -129,10 +132,10 @@ def parse(
         FormatError: As `error`, on text that is not JSON, JSON `loads` refuses, or nesting
             deeper than `MAX_DEPTH`.
     """
-    # One line is walked here (a whole document is checked by recursion), and only when it has more
+    # One line is checked here (a whole document is checked by recursion), and only when it has more
     # opening brackets than MAX_DEPTH: it cannot nest deeper than that, and counting is ~70x faster.
     walk = line is not None and text.count("[") + text.count("{") > MAX_DEPTH
-    depth = _nesting(text) if walk else 0
+    depth = _nesting_over(text, MAX_DEPTH) if walk else 0
     if depth > MAX_DEPTH:
         raise error(
             file_error(path, f"nested {depth} levels deep, more than {MAX_DEPTH}", "flatten the data", line=line)
@@ -146,6 +149,24 @@ def parse(
         raise error(file_error(path, f"not valid JSON ({where}): {exc.msg}", fix, line=line)) from exc
     except RecursionError as exc:
         raise error(file_error(path, "nested too deeply to read", fix, line=line)) from exc
+
+
+def _nesting_over(text: str, limit: int) -> int:
+    """The deepest bracket nesting in a JSON text when it passes `limit`, else 0.
+
+    A results file's header lists every case, so a line may hold a million brackets. Its strings
+    are dropped and its brackets kept by regular expressions, then innermost pairs are removed
+    `limit` times over: what is left nests deeper than `limit` (or does not pair up), and only
+    then is the text walked character by character for the exact depth. About twice as fast as
+    the walk on such a line.
+    """
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).translate(_PAIRS)
+    for _ in range(limit):
+        if not brackets:
+            return 0
+        brackets = brackets.replace("()", "")
+    depth = _nesting(text) if brackets else 0  # the walk reads an unfinished string as the parser does
+    return depth if depth > limit else 0
 
 
 def _nesting(text: str) -> int:
