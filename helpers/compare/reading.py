@@ -35,7 +35,7 @@ from helpers.formats import COUNTS, limits
 from helpers.formats.json import skip_blanks
 from helpers.formats.names import MAX_NAME_CHARS, name_problem
 from helpers.formats.results import is_results_file
-from helpers.formats.run_info import RUN_KEY, RunInfo, read_run_info
+from helpers.formats.run_info import RUN_FIX, RUN_KEY, RunInfo, RunInfoError, read_run_info
 
 if TYPE_CHECKING:
     import numpy as np
@@ -676,10 +676,8 @@ def _run_info(source: str, data: Any) -> RunInfo | None:
         return None
     try:
         return read_run_info({RUN_KEY: data})
-    except ValueError as exc:
-        raise CompareError(
-            f"{source}: field 'run' is not a run description ({exc}); re-run the score that wrote it"
-        ) from None
+    except RunInfoError as exc:
+        raise CompareError(f"{source}: {exc} ({RUN_FIX})") from None
 
 
 def read_run_file(path: Path | str) -> Run:

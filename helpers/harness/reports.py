@@ -16,7 +16,7 @@ from strands_evals.evaluators import StructuredOutputReport
 
 from helpers.files import write_bytes_atomically
 from helpers.formats import limits
-from helpers.formats.run_info import RUN_KEY, RunInfo, read_run_info
+from helpers.formats.run_info import RUN_FIX, RUN_KEY, RunInfo, RunInfoError, read_run_info
 
 
 def save_report(report: StructuredOutputReport, path: Path | str, run: dict[str, Any] | None = None) -> Path:
@@ -44,7 +44,9 @@ def load_run_info(path: Path | str) -> RunInfo | None:
     limits.check_file(path, limits.RUN)
     try:
         return read_run_info(json.loads(Path(path).read_text(encoding="utf-8")))
-    except ValueError as exc:  # a malformed run object: the file is not what score wrote
+    except RunInfoError as exc:  # a field out of range, as after a hand edit
+        raise ValueError(f"{path}: {exc} ({RUN_FIX})") from None
+    except ValueError as exc:  # not JSON: the file is not what score wrote
         raise ValueError(
             f"{path}: field 'run' is not a run description ({exc}); re-run the score that wrote it"
         ) from exc
