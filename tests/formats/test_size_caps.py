@@ -202,3 +202,26 @@ def test_a_saved_report_at_its_cap_is_read_and_one_byte_past_it_is_not(tmp_path,
         read_run_file(path)
     with pytest.raises(ValueError, match="over the .* cap on a saved report"):
         load_report(path)
+
+
+# --- the one table --------------------------------------------------------------------------------
+
+
+def test_the_reference_lists_every_cap_as_the_code_has_it():
+    from helpers.files import REPO_ROOT
+
+    text = (REPO_ROOT / "examples" / "your_own_agent" / "REFERENCE.md").read_text(encoding="utf-8")
+    table = text[text.index("### Size caps") :]
+    rows = [line.split("|")[1:3] for line in table.splitlines() if line.startswith("| ") and "MiB" in line]
+    listed = {" ".join(what.split()): cap.strip() for what, cap in rows}
+    caps = {name: getattr(limits, name) for name in ("EXCHANGE", "STREAM", "HEADER", "ROW", "RUN")}
+    assert sorted(set(listed.values())) == sorted({limits.size_text(cap.bytes) for cap in caps.values()})
+    for words, cap in (
+        ("a cassette (one exchange file)", caps["EXCHANGE"]),
+        ("a cassette `record` is about to write", caps["EXCHANGE"]),
+        ("what a model streams for one case, as compact JSON of its events", caps["STREAM"]),
+        ("a results file's header line (it lists every case)", caps["HEADER"]),
+        ("one row line of a results file", caps["ROW"]),
+        ("a saved report (`score --out`), read whole", caps["RUN"]),
+    ):
+        assert listed[words] == limits.size_text(cap.bytes), words
