@@ -4,7 +4,7 @@ cassettes, results files and the FCC snapshot.
 `read_text` reads a file as UTF-8 and `parse` reads its JSON (a whole document, or one line of
 a JSON Lines file); `read_document` does both for a file that is one JSON document. Each refuses
 with a `FormatError` worded by `errors.file_error`, naming the file, the line, the field and the
-fix.
+fix. Given a `cap` (`helpers.formats.limits`), `read_text` refuses a file over it before reading it.
 
 `json.loads` accepts more than JSON: `NaN` and `Infinity` (which would be saved back as `null`),
 a key repeated in one object (the last silently wins), and an integer too long for `int()`
