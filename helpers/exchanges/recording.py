@@ -114,9 +114,8 @@ class RecordingModel(AgentLoopModel):
             sent_at = await self.backoff.wait()
             try:
                 async for event in self.inner.stream(messages, tool_specs, system_prompt, **kwargs):
-                    stored = to_json(event)  # a fresh copy, whatever the agent later does to the event
-                    self._count(stored)
-                    events.append(stored)
+                    self._count(event)
+                    events.append(to_json(event))  # a fresh copy, whatever the agent later does to the event
                     yield event
             except Exception as exc:
                 self.seconds += time.monotonic() - sent_at
@@ -130,13 +129,14 @@ class RecordingModel(AgentLoopModel):
         self._note_stand_in(events)
         self.calls.append({"request": request, "events": events, "response": assemble(events)})
 
-    def _count(self, event: dict[str, Any]) -> None:
-        """Add an event's size to the case's, and stop the case once it passes `limits.STREAM`.
+    def _count(self, event: Any) -> None:
+        """Add an event's size (as the cassette stores it) to the case's, and stop the case past `limits.STREAM`.
 
         Checked as the events arrive, so a model that streams without end is cut off at the cap
         instead of filling memory and then a cassette no replay would read.
         """
-        self.streamed += len(json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        stored = json.dumps(to_json(event), ensure_ascii=False, separators=(",", ":"))
+        self.streamed += len(stored.encode("utf-8"))
         if self.streamed > limits.STREAM.bytes:
             cap = limits.STREAM
             raise StreamTooLargeError(
