@@ -3,13 +3,13 @@
 A JSON reader holds the whole text, then builds objects several times its size: a valid 1 GB
 cassette took `score` to 23 GB before the kernel stopped it. So every file a command reads whole is
 measured before a byte of it is read, and refused past its cap with a message naming the file,
-the cap and what to do. Files read a line at a time (a results file's rows, a case file's lines)
-are bounded per line instead, since their length grows with the run and memory does not.
+the cap and what to do. A results file is read a line at a time, so its lines are bounded
+instead: its length grows with the run, and the memory its reader takes does not.
 
 The caps sit far above what real runs write (measured: a cassette of one case is kilobytes; a
 saved report holds about 13 KB per document of twenty line items; a results file's header about
 230 bytes per case and a row under a kilobyte), and low enough that the memory a file at its cap
-takes to read is bounded. REFERENCE.md lists them in one table; keep the two in step.
+takes to read is bounded. REFERENCE.md lists them in one table, which a test checks against these.
 """
 
 from __future__ import annotations
