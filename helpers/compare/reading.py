@@ -31,10 +31,11 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from helpers.compare.params import CompareError, check_run_file
-from helpers.formats import COUNTS, RESULTS_FORMAT
+from helpers.formats import COUNTS, limits
 from helpers.formats.json import skip_blanks
 from helpers.formats.names import MAX_NAME_CHARS, name_problem
-from helpers.formats.run_info import RUN_KEY, RunInfo, read_run_info
+from helpers.formats.results import is_results_file
+from helpers.formats.run_info import RUN_FIX, RUN_KEY, RunInfo, RunInfoError, read_run_info
 
 if TYPE_CHECKING:
     import numpy as np
@@ -588,7 +589,8 @@ def read_saved_report(path: Path | str, source: str | None = None) -> Run:
 
     Raises:
         FileNotFoundError: If there is no file at `path`.
-        CompareError: If the file is not a saved report, or holds a malformed case (named).
+        CompareError: If the file is larger than `limits.RUN` (before it is read), is not a saved
+            report, or holds a malformed case (named).
     """
     path = Path(path)
     source = source or str(path)
@@ -615,8 +617,9 @@ def read_saved_report(path: Path | str, source: str | None = None) -> Run:
 
 
 def read_text(path: Path) -> str:
-    """The file's UTF-8 text, or an error naming the file and what to do."""
+    """The file's UTF-8 text, or an error naming the file and what to do; one over `limits.RUN` is not read."""
     check_run_file(path)
+    limits.check_file(path, limits.RUN, error=CompareError)
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -626,19 +629,6 @@ def read_text(path: Path) -> str:
 
 
 # --- a compact results file, streamed -----------------------------------------------------------
-
-HEADER_BYTES = 1 << 16  # a results header is one short line; a saved report's first line is "{" or all of it
-
-
-def is_results_file(path: Path | str) -> bool:
-    """Whether the file is a compact results file, told by its first line (its header), not its name."""
-    with Path(path).open("rb") as file:
-        first = file.readline(HEADER_BYTES)
-    try:
-        header = json.loads(first)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(header, Mapping) and header.get("format") == RESULTS_FORMAT
 
 
 def read_results_file(path: Path | str, source: str | None = None) -> Run:
@@ -686,10 +676,8 @@ def _run_info(source: str, data: Any) -> RunInfo | None:
         return None
     try:
         return read_run_info({RUN_KEY: data})
-    except ValueError as exc:
-        raise CompareError(
-            f"{source}: field 'run' is not a run description ({exc}); re-run the score that wrote it"
-        ) from None
+    except RunInfoError as exc:
+        raise CompareError(f"{source}: {exc} ({RUN_FIX})") from None
 
 
 def read_run_file(path: Path | str) -> Run:

@@ -28,6 +28,7 @@ from helpers.exchanges.calls import assemble
 from helpers.files import DATA_DIR, REPO_ROOT, write_text_atomically
 from helpers.formats import exchange as exchange_format
 from helpers.formats import json as strict_json
+from helpers.formats import limits
 from helpers.formats.errors import file_error, validation_problem
 from helpers.formats.exchange import DEFAULT_MATCH_ON, FORMAT, PROMPT_HASH_KEY, FixtureError, first_difference
 
@@ -146,8 +147,8 @@ def load_exchange(
             misread later.
 
     Raises:
-        FixtureError: If the file is missing, is not JSON, or breaks the format; the message
-            names the file, the turn and the field.
+        FixtureError: If the file is missing, is larger than `limits.EXCHANGE` (refused before it
+            is read), is not JSON, or breaks the format; the message names the file, the turn and the field.
     """
     path = Path(path)
     fix = f"restore it from version control or re-record it with `{record_command}`"
@@ -155,7 +156,8 @@ def load_exchange(
         f"no exchange fixture here; record it with `{record_command}`",
         "replay mode never falls back to the network",
     )
-    data = strict_json.read_document(path, missing, fix, error=FixtureError)
+    cap = limits.EXCHANGE.fixed(f"re-record it with `{record_command}`; {limits.EXCHANGE.fix}")
+    data = strict_json.read_document(path, missing, fix, error=FixtureError, cap=cap)
     return parse_exchange(
         data, source=str(path), tool_name=tool_name, record_command=record_command, output_model=output_model
     )
@@ -304,7 +306,20 @@ def save_exchange(data: dict[str, Any], path: Path | str) -> Path:
     """
     path = Path(path)
     parse_exchange(data, source=str(path))
-    return write_text_atomically(path, exchange_text(data))
+    text = exchange_text(data)
+    check_exchange_size(text, str(path))
+    return write_text_atomically(path, text)
+
+
+def check_exchange_size(data: dict[str, Any] | str, source: str) -> None:
+    """Refuse to write an exchange (given as data, or as its text) that a replay would refuse for its size.
+
+    Raises:
+        FixtureError: Naming the file, the size and `limits.EXCHANGE`.
+    """
+    size = len((data if isinstance(data, str) else exchange_text(data)).encode("utf-8"))
+    if size > limits.EXCHANGE.bytes:
+        raise FixtureError(limits.over_cap(source, size, limits.EXCHANGE, "written"))
 
 
 def exchange_text(data: dict[str, Any]) -> str:

@@ -6,7 +6,9 @@ untouched, while it keeps each model call whole: the request in canonical form a
 `StreamEvent` sequence (see `helpers.exchanges.calls`). A call is committed only when its stream
 ends, so a call that fails half way records nothing. The number of model calls per case is
 bounded (`DEFAULT_MAX_CALLS`): a model that keeps calling a tool it was not offered ends the case
-in a few calls, with exit 3, instead of looping for hundreds.
+in a few calls, with exit 3, instead of looping for hundreds. So is what one case may stream
+(`limits.STREAM`, counted as the events arrive): a model that runs on without end fails its
+case at the cap, with exit 2, and no cassette is written larger than a replay reads.
 
 A recording has two steps. `capture_task` runs a user's `task(case, model)` through it and
 returns the exchange data (or an exit code, after printing why); nothing is written.
@@ -36,11 +38,12 @@ from strands.types.tools import ToolSpec
 from helpers.commands import exits
 from helpers.errors import EvalError
 from helpers.exchanges.calls import assemble, canonical_request, to_json
-from helpers.exchanges.fixtures import FixtureError, parse_exchange, prompt_sha256, save_exchange
+from helpers.exchanges.fixtures import FixtureError, check_exchange_size, parse_exchange, prompt_sha256, save_exchange
 from helpers.exchanges.provenance import STAND_IN_FIELD, describe_model, model_settings, setting_differences
 from helpers.exchanges.record_options import DEFAULT_MAX_CALLS, RecordOptions
 from helpers.exchanges.replay import AgentLoopModel, prompt_text
 from helpers.exchanges.throttle import SharedBackoff, ThrottledError, is_throttle, retry_after
+from helpers.formats import limits
 from helpers.formats.exchange import DEFAULT_MATCH_ON, FORMAT, PROMPT_HASH_KEY
 
 EXIT_OK = exits.OK
@@ -51,6 +54,10 @@ EXIT_NO_STRUCTURED_OUTPUT = exits.NO_STRUCTURED_OUTPUT
 
 class ModelCallLimitError(EvalError, RuntimeError):
     """The agent asked for more model calls in one case than the bound allows."""
+
+
+class StreamTooLargeError(EvalError, RuntimeError):
+    """What the model streamed for one case passed `limits.STREAM`; the case fails and nothing is written."""
 
 
 class RecordingModel(AgentLoopModel):
@@ -74,6 +81,7 @@ class RecordingModel(AgentLoopModel):
         self.throttled = 0  # throttled answers retried
         self.calls: list[dict[str, Any]] = []
         self.asked = 0
+        self.streamed = 0  # bytes of the events kept so far, as compact JSON, every call of the case
         self.prompt_sha256: str | None = None
         self.stand_in: str | None = None
         self._supports_structured_output = getattr(inner, "_supports_structured_output", False) is True
@@ -106,6 +114,7 @@ class RecordingModel(AgentLoopModel):
             sent_at = await self.backoff.wait()
             try:
                 async for event in self.inner.stream(messages, tool_specs, system_prompt, **kwargs):
+                    self._count(event)
                     events.append(to_json(event))  # a fresh copy, whatever the agent later does to the event
                     yield event
             except Exception as exc:
@@ -119,6 +128,21 @@ class RecordingModel(AgentLoopModel):
             break
         self._note_stand_in(events)
         self.calls.append({"request": request, "events": events, "response": assemble(events)})
+
+    def _count(self, event: Any) -> None:
+        """Add an event's size (as the cassette stores it) to the case's, and stop the case past `limits.STREAM`.
+
+        Checked as the events arrive, so a model that streams without end is cut off at the cap
+        instead of filling memory and then a cassette no replay would read.
+        """
+        stored = json.dumps(to_json(event), ensure_ascii=False, separators=(",", ":"))
+        self.streamed += len(stored.encode("utf-8"))
+        if self.streamed > limits.STREAM.bytes:
+            cap = limits.STREAM
+            raise StreamTooLargeError(
+                f"the model streamed more than the {limits.size_text(cap.bytes)} cap on {cap.what} "
+                f"(in model call {self.asked}), so the recording stopped ({cap.fix})"
+            )
 
     def _throttled(self, exc: Exception, sent_at: float) -> None:
         """Pause the run for a throttled call, or end the case once the call has been retried enough."""
@@ -181,8 +205,9 @@ def capture_task(
         The validated exchange data (format 2, `hand_authored` false, the recording time set); or,
         after printing why: `EXIT_AGENT_FAILED` if the task raised, returned something that is not
         the structured output, or the stream cannot be stored (the exception type and message are
-        printed); `EXIT_NO_STRUCTURED_OUTPUT` if the model never produced the structured output
-        (no `schema.__name__` tool call, no JSON answer) or ran into the bound on model calls.
+        printed), streamed more than `limits.STREAM` or would make a cassette over `limits.EXCHANGE`;
+        `EXIT_NO_STRUCTURED_OUTPUT` if the model never produced the structured output (no
+        `schema.__name__` tool call, no JSON answer) or ran into the bound on model calls.
         Why is printed to `err` (standard error).
     """
     err = err or sys.stderr
@@ -191,6 +216,10 @@ def capture_task(
     try:
         result = task(case, recorder)
     except Exception as exc:  # credentials, access, region, throttling, a bound reached, a bug in the task
+        too_large = _in_chain(exc, StreamTooLargeError)
+        if too_large is not None:
+            print(f"{_subject(label, 'the case')} failed: {too_large}.", file=err)
+            return EXIT_AGENT_FAILED
         limit = _in_chain(exc, ModelCallLimitError)
         if limit is not None or (isinstance(exc, StructuredOutputException) and not _answered(recorder, tool_name)):
             return _no_structured_output(recorder, tool_name, label, err, limit)
@@ -228,6 +257,7 @@ def capture_task(
     }
     try:
         parse_exchange(data, source=source, tool_name=tool_name, output_model=schema)
+        check_exchange_size(data, source)
     except FixtureError as exc:
         return _failed(exc, _subject(label, "storing the recording"), err)
     return data
@@ -299,10 +329,11 @@ def print_review(data: dict[str, Any], previous: Any, out: TextIO, label: str = 
 
 
 def read_previous(path: Path) -> Any:
-    """The fixture currently at `path` as JSON, or None if it is absent or unreadable."""
+    """The fixture currently at `path` as JSON, or None if it is absent, unreadable or over the cassette cap."""
     try:
+        limits.check_file(path, limits.EXCHANGE)
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # limits.TooLarge is a ValueError
         return None
 
 

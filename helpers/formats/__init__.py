@@ -4,6 +4,7 @@
 - `exchange`: one recorded model conversation (a cassette is a folder of them);
 - `results`: the compact per-document results file;
 - `json`: the one strict JSON reader every format reads through;
+- `limits`: the size cap of every file read whole (and of a stream being recorded), checked before a read;
 - `errors`: `FormatError`, the base of every refusal, and `file_error`, its one wording.
 
 The names below are the results format's words that light readers (compare's argument checks, its

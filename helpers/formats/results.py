@@ -18,20 +18,27 @@ before, with none. `helpers.harness.results` builds the rows from a report.
 The file appears only when the writer closes cleanly (it is staged beside and renamed by
 `helpers.files.StagedFile`), so a crashed run leaves whatever was at the path before, byte for
 byte. This module imports only pydantic, so telling a results file from a report costs nothing.
+
+The header lists every case (`run.cases`, about 230 bytes each), so it grows with the run: a file
+is told to be a results file by reading its first line's members from the front up to `format`
+(`is_results_file`), whatever the header's length, and the header line is read whole only up to
+`limits.HEADER`, each row line up to `limits.ROW`. The rows are streamed, so the file has no cap.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterator, Mapping
+from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from helpers.files import StagedFile, settle
-from helpers.formats import COUNTS, RESULTS_FORMAT
+from helpers.formats import COUNTS, RESULTS_FORMAT, limits
 from helpers.formats import json as strict_json
 from helpers.formats.errors import FormatError, file_error, validation_problem
 
@@ -172,13 +179,18 @@ def read_header(path: Path | str) -> ResultsHeader:
 
     Raises:
         FileNotFoundError: If there is no file at `path`.
-        ResultsError: If the first line is not this format's header, naming the field.
+        ResultsError: If the first line is not this format's header, naming the field, or is
+            longer than `limits.HEADER` (refused once that much is read, before it is parsed).
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no results file here; write one with `score ... --results {path.name}`")
-    with path.open(encoding="utf-8") as file:
-        first = file.readline()
+    with path.open("rb") as file:
+        raw = limits.read_line(file, path, limits.HEADER, 1, error=ResultsError)
+    try:
+        first = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ResultsError(file_error(path, f"not UTF-8 text (byte {exc.start})", RESCORE, line=1)) from None
     if not first.strip():
         raise ResultsError(file_error(path, "is empty", "a results file starts with its header line", line=1))
     record = _load_line(path, 1, first)
@@ -319,14 +331,117 @@ def _distinct_failures(text: str) -> bool:
 
 
 def _row_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Each row line of a results file with its line number, after checking the header."""
+    """Each row line of a results file with its line number, after checking the header.
+
+    A line is read up to `limits.ROW` characters and refused past it, before it is parsed.
+    """
     settle(path.parent)  # a killed writer's switch or staged file is dealt with before reading
     read_header(path)
+    cap = limits.ROW.bytes
     with path.open(encoding="utf-8") as file:
-        next(file)
-        for number, text in enumerate(file, start=2):
+        file.readline(limits.HEADER.bytes + 1)  # the header, read and checked (no longer than this) above
+        for number, text in enumerate(iter(partial(file.readline, cap + 1), ""), start=2):
+            if len(text) > cap:
+                raise ResultsError(limits.over_cap(f"{path}: line {number}", None, limits.ROW))
             if not text.isspace():  # stops at the first character of a row; `strip` would copy the line
                 yield number, text
+
+
+# --- telling a results file from a saved report ---------------------------------------------------
+
+_CHUNK = 1 << 16  # the first read of a file's front; each later read doubles, so a long member costs linear time
+
+
+def is_results_file(path: Path | str) -> bool:
+    """Whether the file is a results file: its first line is a JSON object whose `format` is this format's.
+
+    Told from the front of the file, whatever the length of the header (it lists every case):
+    the first line's members are decoded one at a time until `format`, which the writer puts
+    first (and which sorts before `run`, the long one, should the keys be sorted). A saved report
+    starts with a line holding only `{`, or with members of its own, and is told apart as soon as
+    that line ends or its object does. At most the first `limits.HEADER` bytes are read.
+    """
+    try:
+        with Path(path).open("rb") as file:
+            return _format_member(_Front(file)) == FORMAT
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+class _Front:
+    """The first line of a file as text, read in growing chunks, never past its end or `limits.HEADER`."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self.file = file
+        self.text = ""
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self._size = _CHUNK
+        self._left = limits.HEADER.bytes
+        self._complete = False  # the whole line, or all of it the cap allows, is in `text`
+
+    def more(self) -> bool:
+        """Read the next chunk of the line; False when there is nothing more to read."""
+        if self._complete:
+            return False
+        chunk = self.file.read(min(self._size, self._left))
+        self._left -= len(chunk)
+        self._size *= 2
+        part = self._decoder.decode(chunk, final=not chunk)
+        end = part.find("\n")
+        self.text += part if end < 0 else part[:end]
+        self._complete = end >= 0 or not chunk or not self._left
+        return True
+
+
+def _format_member(front: _Front) -> Any:
+    """The value of the top-level `format` member of the first line's object; None if it holds none.
+
+    Each member is decoded from its start once the text holds all of it; a member cut off by the
+    end of what was read so far is decoded again after the next (twice as large) read.
+    """
+    position = strict_json.skip_blanks(front.text)
+    while position == len(front.text):  # a file may start with blanks
+        if not front.more():
+            return None
+        position = strict_json.skip_blanks(front.text)
+    if front.text[position] != "{":
+        return None
+    start: int | None = position + 1
+    while start is not None:
+        found = _next_member(front.text, start)
+        if found is None:
+            if front.more():
+                continue
+            return None  # the whole line is read and holds no further member: no `format`
+        key, value, start = found
+        if key == "format":
+            return value
+    return None
+
+
+def _next_member(text: str, position: int) -> tuple[Any, Any, int | None] | None:
+    """The key and value of the object member at `position`, and where the next member starts.
+
+    The next start is None when the object ends after this member. The answer is None when
+    `text` holds no whole member there: cut short by the read, or not an object's member at all.
+    """
+    try:
+        key, position = _DECODE(text, strict_json.skip_blanks(text, position))
+        position = strict_json.skip_blanks(text, position)
+        if not isinstance(key, str) or not text.startswith(":", position):
+            return None
+        value, position = _DECODE(text, strict_json.skip_blanks(text, position + 1))
+    except (ValueError, RecursionError):
+        return None
+    position = strict_json.skip_blanks(text, position)
+    if text.startswith("}", position):
+        return key, value, None
+    if text.startswith(",", position):  # a number cut off by the read ends the text instead: read on
+        return key, value, position + 1
+    return None
+
+
+_DECODE = json.JSONDecoder().raw_decode
 
 
 class _Names(dict):

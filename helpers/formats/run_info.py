@@ -15,21 +15,58 @@ stand-in or written by hand::
 
 `origin` is one of `ORIGINS`: `model` (recorded from, or called on, a model), `stand-in` (a
 server that answered from a predictions file), `hand-authored` (an exchange written by hand), or
-`predictions` (a predictions file, whose path `file` names). This module imports only pydantic.
+`predictions` (a predictions file, whose path `file` names). `usage` holds only the keys of
+`USAGE_LIMITS`, each a number from 0 to its limit (whole but for `seconds`): a run file edited by
+hand is read back only with counts a provider could have sent, so no negative token count turns
+into a negative cost. `read_run_info` refuses anything else naming the field. This module imports
+only pydantic.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import Counter
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from helpers.formats.errors import refused, shown, validation_problem
 
 Origin = Literal["model", "stand-in", "hand-authored", "predictions"]
 ORIGINS = ("model", "stand-in", "hand-authored", "predictions")
 RUN_KEY = "run"
+# What a case's usage may hold (`helpers.exchanges.usage.Usage.to_json`), each up to a limit no run
+# comes near (a million times a large run's tokens), so an absurd value is refused, not summed.
+USAGE_LIMITS: dict[str, int] = {
+    "calls": 10**9,
+    "input_tokens": 10**15,
+    "output_tokens": 10**15,
+    "latency_ms": 10**15,
+    "seconds": 10**12,
+}
+WHOLE_USAGE = ("calls", "input_tokens", "output_tokens", "latency_ms")
+
+
+RUN_FIX = "correct that field, or re-run the score that wrote the file"
+
+
+class RunInfoError(ValueError):
+    """A run object that is not one `score` wrote; the message names the field (`run.cases.X.usage.calls`)."""
+
+
+def usage_problem(key: str, value: Any) -> str | None:
+    """What is wrong with one usage value, in words that follow the field's name; None when it is in range."""
+    if key not in USAGE_LIMITS:
+        return f"is not a usage field; usage holds {', '.join(USAGE_LIMITS)}"
+    whole = key in WHOLE_USAGE
+    limit = USAGE_LIMITS[key]
+    number = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not number or (whole and value != int(value)) or not 0 <= value <= limit:
+        kind = "a whole number" if whole else "a number"
+        return f"is {shown(value)}; it must be {kind} from 0 to {limit:,}"
+    return None
 
 
 class CaseSource(BaseModel):
@@ -43,6 +80,18 @@ class CaseSource(BaseModel):
     endpoint: str | None = None
     file: str | None = None
     usage: dict[str, float | int] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _usage_in_range(cls, data: Any) -> Any:
+        """Refuse a usage value no provider sends (checked on the raw value: `true` is not 1, nor "5" 5)."""
+        usage = data.get("usage") if isinstance(data, dict) else None
+        if isinstance(usage, dict):
+            for key, value in usage.items():
+                problem = usage_problem(key, value)
+                if problem is not None:
+                    raise refused(("usage", key), problem, value)
+        return data
 
 
 class RunInfo(BaseModel):
@@ -148,7 +197,16 @@ def provenance_lines(old: RunInfo | None, new: RunInfo | None, quality: str | No
 
 
 def read_run_info(data: dict[str, Any] | None) -> RunInfo | None:
-    """The run object of a saved report's or a results header's JSON, None when it has none."""
+    """The run object of a saved report's or a results header's JSON, None when it has none.
+
+    Raises:
+        RunInfoError: Naming the first field that is not what `score` writes (a negative token
+            count: `field 'run.cases.doc-1.usage.input_tokens': is -5; it must be ...`).
+    """
     if not isinstance(data, dict) or not isinstance(data.get(RUN_KEY), dict):
         return None
-    return RunInfo.model_validate(data[RUN_KEY])
+    try:
+        return RunInfo.model_validate(data[RUN_KEY])
+    except ValidationError as exc:
+        field, problem = validation_problem(exc, prefix=(RUN_KEY,))
+        raise RunInfoError(f"field '{field}': {problem}") from None

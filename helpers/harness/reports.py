@@ -15,7 +15,8 @@ from typing import Any
 from strands_evals.evaluators import StructuredOutputReport
 
 from helpers.files import write_bytes_atomically
-from helpers.formats.run_info import RUN_KEY, RunInfo, read_run_info
+from helpers.formats import limits
+from helpers.formats.run_info import RUN_FIX, RUN_KEY, RunInfo, RunInfoError, read_run_info
 
 
 def save_report(report: StructuredOutputReport, path: Path | str, run: dict[str, Any] | None = None) -> Path:
@@ -35,10 +36,17 @@ def save_report(report: StructuredOutputReport, path: Path | str, run: dict[str,
 
 
 def load_run_info(path: Path | str) -> RunInfo | None:
-    """The `"run"` object of a saved report, None when the report was saved without one."""
+    """The `"run"` object of a saved report, None when the report was saved without one.
+
+    Raises:
+        ValueError: If the file is larger than `limits.RUN` (before it is read), or its run object is malformed.
+    """
+    limits.check_file(path, limits.RUN)
     try:
         return read_run_info(json.loads(Path(path).read_text(encoding="utf-8")))
-    except ValueError as exc:  # a malformed run object: the file is not what score wrote
+    except RunInfoError as exc:  # a field out of range, as after a hand edit
+        raise ValueError(f"{path}: {exc} ({RUN_FIX})") from None
+    except ValueError as exc:  # not JSON: the file is not what score wrote
         raise ValueError(
             f"{path}: field 'run' is not a run description ({exc}); re-run the score that wrote it"
         ) from exc
@@ -51,11 +59,13 @@ def load_report(path: Path | str) -> StructuredOutputReport:
 
     Raises:
         FileNotFoundError: If there is no file at `path`.
-        ValueError: If the file is not a saved report.
+        ValueError: If the file is larger than `limits.RUN` (before it is read, as `limits.TooLarge`)
+            or is not a saved report.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no saved report here; write one with helpers.harness.reports.save_report")
+    limits.check_file(path, limits.RUN)
     try:
         # What `from_file` does after refusing any name not ending in .json: `score --out run.report`
         # writes this same JSON, and the name is the user's to choose.

@@ -7,9 +7,9 @@ import pytest
 from strands_evals.evaluators import StructuredOutputSimilarity
 
 from helpers.commands.compare import EXIT_BAD_INPUT, main
-from helpers.compare.reading import MAX_COUNT, RESULTS_FORMAT, is_results_file, read_results_file
+from helpers.compare.reading import MAX_COUNT, is_results_file, read_results_file
 from helpers.compare.runs import compare, compare_files
-from helpers.formats import results
+from helpers.formats import RESULTS_FORMAT, results
 from helpers.harness.reports import save_report
 from helpers.harness.results import rows_from_report
 from helpers.harness.scoring import score_outputs_sync
