@@ -78,7 +78,8 @@ def check(request: CompareRequest) -> list[Gate]:
         for path in (request.old, request.new):
             check_run_file(path)
         if request.json is not None:
-            check_outputs({"--json": request.json}, {"the old run": request.old, "the new run": request.new})
+            inputs = {"the old run": request.old, "the new run": request.new, "--prices": request.prices}
+            check_outputs({"--json": request.json}, inputs)
     except (OSError, GateError, OutputError) as exc:
         raise Refused(str(exc)) from exc
     return gates

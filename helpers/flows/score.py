@@ -59,6 +59,10 @@ class ScoreRequest(Request):
         """The files the run writes, by option."""
         return {option: path for option, path in (("--out", self.out), ("--results", self.results)) if path}
 
+    def inputs(self) -> dict[str, Path | None]:
+        """The files the command line names for the run to read, by option: none may be an output."""
+        return {"--cases": self.cases, "--predictions": self.predictions, "--prices": self.prices}
+
     def fanned_out(self) -> bool:
         """Whether stored outputs are scored by the scale-out step (any of --workers, --cluster, --results)."""
         return self.predictions is not None and (
@@ -114,7 +118,7 @@ def check(request: ScoreRequest) -> str | None:
         _need_file(request.prices, "--prices", "a JSON price table by model id")
     mode = _check_source(request)
     try:
-        outputs.check_outputs(request.outputs(), {"--cases": request.cases, "--predictions": request.predictions})
+        outputs.check_outputs(request.outputs(), request.inputs())
     except outputs.OutputError as exc:
         raise Refused(f"{exc}.") from exc
     problem = scale_problem(request)
@@ -253,7 +257,7 @@ def _model(factory: str | None, live: bool) -> Any:
 
 def check_overlap(request: ScoreRequest, inputs: Inputs) -> None:
     """Refuse an output that is a file the run reads: the case and predictions files, the modules, the cassettes."""
-    read: dict[str, Path | None] = {"--cases": request.cases, "--predictions": request.predictions}
+    read = request.inputs()
     for option in ("schema", "task", "model"):  # each module, now imported
         spec = getattr(request, option)
         if spec is not None:
