@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Compare two saved runs; 0 when every gate passes, 1 when one fails, 2 on bad input, 3 on a bug."""
     # A foreign or malformed file, nothing to pair: bad input. Anything else is a bug (exit 3).
     refused = (OSError, ValueError, RecursionError, MemoryError)
-    return exits.run(lambda: _main(argv), refused=refused, internal="helpers.commands.compare")
+    return exits.run(lambda: _main(argv), refused=refused, internal="helpers.commands.compare", user_folder=False)
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -1,9 +1,9 @@
 """What the commands write, and only that: outputs checked before any work, one policy when writing fails.
 
-Each test runs `score`, `record` or `compare` as a user does (their `main`), from a user's project
-folder (`project`, the fixture of the end-to-end tests), and checks that an input of the run (the
-price table included), a symlink, a device, a journal placed by someone else and a failing disk all
-leave every file byte for byte, with exit 2 and one clear line.
+Each test runs `score`, `record`, `compare` or `report` as a user does (their `main`), from a user's
+project folder (`project`, the fixture of the end-to-end tests), and checks that an input of the run
+(the price table and the schema module included), a symlink, a device, a journal placed by someone
+else and a failing disk all leave every file byte for byte, with exit 2 and one clear line.
 """
 
 import errno
@@ -15,6 +15,7 @@ import pytest
 
 from helpers.commands import record
 from helpers.commands.compare import main as compare_main
+from helpers.commands.report import main as report_main
 from tests.commands.streams import outcome
 from tests.commands.test_score_command import (
     SCHEMA,
@@ -90,6 +91,17 @@ def test_compare_refuses_a_json_record_that_is_its_price_table(project, capsys):
     capsys.readouterr()
     assert compare_main(["run.json", "run.json", "--prices", "prices.json", "--json", "prices.json"]) == 2
     assert "--json prices.json is the same file as --prices prices.json" in capsys.readouterr().err
+    assert snapshot(project) == before
+
+
+@pytest.mark.parametrize("option", ["--out", "--summary"])
+def test_report_refuses_an_output_that_is_the_schema_module_it_imports(project, capsys, option):
+    assert run_score(*from_predictions("run.json"))[0] == 0
+    before = snapshot(project)
+    capsys.readouterr()
+    argv = ["run.json", "--schema", SCHEMA, "--out", "page.html", option, "po_schema.py"]
+    assert report_main(argv) == 2
+    assert f"{option} po_schema.py is the same file as the --schema module" in capsys.readouterr().err
     assert snapshot(project) == before
 
 
