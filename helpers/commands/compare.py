@@ -87,6 +87,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="also save the comparison and each gate's result (with the interval mode that produced it) as JSON",
     )
+    parser.add_argument(
+        "--allow-scoring-change",
+        action="store_true",
+        help="compare two runs whose saved schema fingerprint, comparators or match threshold differ (refused "
+        "otherwise); every table is then headed by what differs",
+    )
     return parser
 
 

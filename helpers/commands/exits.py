@@ -74,7 +74,8 @@ TABLE: dict[str, list[tuple[int, str]]] = {
         (
             BAD_INPUT,
             f"{_BAD}: an argument out of range, a malformed rule, a missing, foreign or malformed file, "
-            "nothing to pair, an output that is an input",
+            "nothing to pair, two runs scored by different rules (schema fingerprint, comparators or match "
+            "threshold; --allow-scoring-change compares them anyway), an output that is an input",
         ),
         (INTERNAL, "an internal error: a bug in this command, never a gate result"),
     ],
@@ -83,8 +84,9 @@ TABLE: dict[str, list[tuple[int, str]]] = {
         (GATE_FAILED, "written; a gate failed"),
         (
             BAD_INPUT,
-            f"{_BAD}: an argument, a rule, a missing or malformed file, a --schema that does not import, an output "
-            "that is an input, or the report extra missing (pip install '.[report]'); nothing was written",
+            f"{_BAD}: an argument, a rule, a missing or malformed file, a --schema that does not import, two runs "
+            "scored by different rules (as compare), an output that is an input, or the report extra missing "
+            "(pip install '.[report]'); nothing was written",
         ),
         (INTERNAL, "an internal error: a bug in this command, never a gate result"),
     ],
@@ -117,7 +119,9 @@ def epilog(command: str, note: str = "") -> str:
     """The `Exit codes:` block of a command's --help, from `TABLE` (`note`: a closing paragraph)."""
     lines = ["Exit codes:"]
     for code, meaning in [*TABLE[command], *_COMMON]:
-        lines.append(textwrap.fill(meaning, 100, initial_indent=f"  {code}  ", subsequent_indent=" " * 5))
+        lines.append(  # an option named in a meaning (--allow-scoring-change) stays whole on its line
+            textwrap.fill(meaning, 100, initial_indent=f"  {code}  ", subsequent_indent=" " * 5, break_on_hyphens=False)
+        )
     return "\n".join(lines) + (f"\n{note}" if note else "") + "\n"
 
 

@@ -51,6 +51,12 @@ def parser() -> argparse.ArgumentParser:
         type=float,
         help="with --schema: the match threshold to compute the diffs at (default: the run's own, else 0.7)",
     )
+    parser.add_argument(
+        "--allow-scoring-change",
+        action="store_true",
+        help="with --against: compare two runs whose saved schema fingerprint, comparators or match threshold "
+        "differ (refused otherwise); the page and the summary then say first what differs",
+    )
     parser.add_argument("--out", type=Path, help="the HTML file to write (default: RUN with .html)")
     parser.add_argument("--summary", type=Path, help="also write the Markdown summary here")
     parser.add_argument("--page-size", type=int, default=50, help="documents per page (default %(default)s)")

@@ -7,7 +7,8 @@
 
 `report_run` is that recipe and returns what the command prints (`Reported`). Step 1 refuses with
 `Refused`; later steps with the readers' own errors (a foreign or malformed file, a --schema that
-does not import), all of them bad input, and nothing is written before step 4.
+does not import, two runs scored by different rules), all of them bad input, and nothing is
+written before step 4.
 
 The report imports no module because a file names it. A run saved by `score --out` carries its
 leaf diffs as data (`helpers.formats.leaf_diffs`), and a results file its failures by kind, so
@@ -40,6 +41,7 @@ class ReportRequest(Request):
     gate: Sequence[str] = ()
     schema: str | None = None
     match_threshold: float | None = None
+    allow_scoring_change: bool = False
     out: Path | None = None
     summary: Path | None = None
     page_size: int = 50
@@ -150,6 +152,7 @@ def build(request: ReportRequest, gates: list[Gate], spec: object | None) -> Any
         spec=spec,
         resamples=request.resamples,
         seed=request.seed,
+        allow_scoring_change=request.allow_scoring_change,
     )
 
 

@@ -171,8 +171,13 @@ def build(
     spec: Any = None,
     resamples: int = 2000,
     seed: int = 0,
+    allow_scoring_change: bool = False,
 ) -> Content:
-    """Read the run(s) and gather every table, the chart and the documents."""
+    """Read the run(s) and gather every table, the chart and the documents.
+
+    Raises:
+        CompareError: If two runs were scored by different rules and `allow_scoring_change` is not set.
+    """
     new = read_side(new_path, spec)
     content = Content(title=f"Evaluation report: {new_path.name}", new=new, field_table=field_table(new.run))
     if new.failures is not None:
@@ -183,10 +188,13 @@ def build(
         return content
     from helpers.compare.gates import evaluate_gates, gated_intervals, gates_table, interval_note
     from helpers.compare.runs import compare_runs
+    from helpers.compare.scoring_rules import check_same_scoring, marked
     from helpers.render.compare_charts import field_delta_chart
 
     old = read_side(old_path, spec)
     content.old = old
+    names = (old_path.name, new_path.name)
+    scoring = check_same_scoring(old.run.info, new.run.info, names, allow_scoring_change)
     labels = ("old", "new")
     comparison = compare_runs(old.run, new.run, resamples=resamples, seed=seed, labels=labels)
     results = evaluate_gates(gates, comparison) if gates else []
@@ -194,6 +202,8 @@ def build(
     content.overall_table = comparison.overall_table(gated)
     content.delta_table = comparison.field_table(gated=gated)
     content.provenance = provenance_lines(old.run.info, new.run.info, comparison.headline(content.delta_table))
+    if scoring:
+        content.provenance.insert(0, marked(scoring))
     content.chart_svg = chart_svg(
         field_delta_chart(
             comparison, title=f"Per-field change in F1, {new_path.name} minus {old_path.name}", gated=gated
