@@ -9,12 +9,13 @@ the same documents, what got worse where.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from helpers.attribution.leaves import KINDS, DocumentDiff, document_diff, failures_of, unreadable
 from helpers.formats.names import case_name
+
+if TYPE_CHECKING:  # the tables need pandas; the diffs a scale-out worker stores do not
+    import pandas as pd
 
 Failures = Mapping[str, Mapping[str, int]]  # one document: {field path: {kind: count}}
 SHOWN_DOCUMENTS = 5  # names listed per row; the count says how many there are in all
@@ -30,6 +31,8 @@ def failures_table(documents: Mapping[str, Failures]) -> pd.DataFrame:
 
     Sorted by total, most first, then by path. `documents` maps a document's name to its failures.
     """
+    import pandas as pd
+
     totals: dict[str, dict[str, int]] = {}
     where: dict[str, list[str]] = {}
     for name, failures in documents.items():
@@ -58,6 +61,8 @@ def failures_delta(
     Rows where nothing changed are left out; sorted by the change, worst first. `worse in` names the
     documents where the new run has more of that kind on that path than the old one.
     """
+    import pandas as pd
+
     shared = [name for name in old if name in new]
     cells: dict[tuple[str, str], list[Any]] = {}
     for name in shared:
@@ -97,7 +102,8 @@ def report_diffs(report: Any, spec: Any) -> Iterator[DocumentDiff]:
         if any(detail.get("error") == "unreadable" for detail in metadata):
             yield unreadable(name, report.reasons[index], case.get("actual_output"))
         elif case.get("expected_output") is not None and rows:
-            yield document_diff(spec, case["expected_output"], case.get("actual_output"), name)
+            score = report.scores[index] if index < len(report.scores) else None
+            yield document_diff(spec, case["expected_output"], case.get("actual_output"), name, score)
 
 
 def _metadata(row: Any) -> Mapping[str, Any] | None:

@@ -42,6 +42,8 @@ _STICKLER_KINDS = {"false_negative": MISSING, "false_alarm": INVENTED, "false_di
 _STEP = re.compile(r"([^.\[\]]+)(?:\[(\d+)\])?")
 _INDEX = re.compile(r"\[\d+\]")
 _MATCHER = HungarianMatcher(StructuredModelComparator())  # how stickler pairs the items of a list of models
+_REMEMBERED = 64  # pairings of lists kept by `matched_pairs`: a document's lists, several times over
+_PAIRS: dict[tuple[int, int], tuple[list, list, list]] = {}
 _COUNTED = 0.01  # stickler's list score counts a pair scoring below this as 0 (`StructuredListComparator`)
 COLUMNS = ("path", "kind", "expected", "got", "comparator", "threshold", "weight", "score", "share", "cost", "item")
 
@@ -362,7 +364,7 @@ def _field_costs(
 def _list_costs(expected: list, got: list, path: str, share: float) -> Iterator[Leaf]:
     threshold = float(type(expected[0]).match_threshold)
     step = share / max(len(expected), len(got))
-    pairs = _MATCHER.calculate_metrics(expected, got)["matched_pairs"]
+    pairs = matched_pairs(expected, got)
     for index, partner, similarity in pairs:
         if similarity >= 1:
             continue
@@ -390,21 +392,44 @@ def _list_costs(expected: list, got: list, path: str, share: float) -> Iterator[
                 )
 
 
+def matched_pairs(expected: list, got: list) -> list[tuple[int, int, float]]:
+    """`(expected index, got index, similarity)` of each pair stickler's matcher makes of two lists of models.
+
+    The matching scores every pair of items, which on long lists is most of a document's diff; a
+    document's leaf costs and its items' partners (`helpers.attribution.pairing`) ask it of the same
+    two lists, so the last few answers are kept, for those very list objects.
+    """
+    key = (id(expected), id(got))
+    found = _PAIRS.get(key)
+    if found is not None and found[0] is expected and found[1] is got:
+        return found[2]
+    pairs = _MATCHER.calculate_metrics(expected, got)["matched_pairs"]
+    if len(_PAIRS) >= _REMEMBERED:
+        _PAIRS.pop(next(iter(_PAIRS)), None)
+    _PAIRS[key] = (expected, got, pairs)
+    return pairs
+
+
 def check_costs(diff: DocumentDiff) -> bool:
     """Whether the document's leaf costs add up to what it lost, `1 - score` (to floating-point precision)."""
     return diff.score is not None and math.isclose(diff.lost, 1.0 - diff.score, rel_tol=0, abs_tol=1e-9)
 
 
-def document_diff(spec: Any, expected: Any, got: Any, name: str = "") -> DocumentDiff:
+def document_diff(spec: Any, expected: Any, got: Any, name: str = "", score: float | None = None) -> DocumentDiff:
     """The leaf diff of one document, compared as `spec` (`stickler.eval_for(Schema, ...)`) compares it.
 
     `expected` and `got` are instances of the schema or dicts of its fields. An output that does not
     validate as the schema is one `unreadable` entry naming the problem, as the evaluator scores it 0.
+    `score` is the evaluator's score of the document, when known: a document scored 1 whose two
+    sides are equal has no leaf that cost points, so stickler is not asked again (most documents
+    of a good run are such, and asking is most of the cost of a run's diffs).
     """
     try:
         want, have = as_models(spec, expected, got)
     except (ValueError, TypeError) as exc:
         return unreadable(name, str(exc))
+    if score == 1.0 and want == have:
+        return DocumentDiff(name=name, score=1.0, leaves=(), models=(want, have))
     return replace(diff_models(want, have, name), models=(want, have))
 
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
-from stickler import StructuredModel, StructuredModelComparator
-from stickler.algorithms.hungarian import HungarianMatcher
+from stickler import StructuredModel
 
-from helpers.attribution.leaves import DocumentDiff
+from helpers.attribution.leaves import DocumentDiff, matched_pairs
+
+if TYPE_CHECKING:  # the table needs pandas; the partners a scale-out worker stores do not
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -47,11 +49,10 @@ def _lists(model: StructuredModel) -> Iterable[tuple[str, list, type[StructuredM
 def pairings(expected: StructuredModel, got: StructuredModel, prefix: str = "") -> dict[str, Partner]:
     """Every labelled list item's partner, by item path (`lines[1]`), nested lists of paired items included."""
     found: dict[str, Partner] = {}
-    matcher = HungarianMatcher(StructuredModelComparator())
     for name, want, cls in _lists(expected):
         have = getattr(got, name, None) or []
         threshold = float(cls.match_threshold)
-        pairs = matcher.calculate_metrics(want, have)["matched_pairs"] if have else []
+        pairs = matched_pairs(want, have) if have else []
         partners = {gt: (pred, float(score)) for gt, pred, score in pairs}
         for index, item in enumerate(want):
             path = f"{prefix}{name}[{index}]"
@@ -75,6 +76,8 @@ def repairs(
     labels: tuple[str, str] = ("old", "new"),
 ) -> pd.DataFrame:
     """The labelled items whose partner changed between two runs, one row each, in case order."""
+    import pandas as pd
+
     rows = []
     for name, before in old.items():
         after = new.get(name)

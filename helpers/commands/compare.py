@@ -87,6 +87,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="also save the comparison and each gate's result (with the interval mode that produced it) as JSON",
     )
+    parser.add_argument(
+        "--allow-scoring-change",
+        action="store_true",
+        help="compare two runs whose saved schema fingerprint, comparators or match threshold differ (refused "
+        "otherwise); every table is then headed by what differs",
+    )
     return parser
 
 
@@ -103,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Compare two saved runs; 0 when every gate passes, 1 when one fails, 2 on bad input, 3 on a bug."""
     # A foreign or malformed file, nothing to pair: bad input. Anything else is a bug (exit 3).
     refused = (OSError, ValueError, RecursionError, MemoryError)
-    return exits.run(lambda: _main(argv), refused=refused, internal="helpers.commands.compare")
+    return exits.run(lambda: _main(argv), refused=refused, internal="helpers.commands.compare", user_folder=False)
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -11,6 +11,7 @@ error on the screen. Standard library only: each command imports this before par
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import textwrap
@@ -73,7 +74,8 @@ TABLE: dict[str, list[tuple[int, str]]] = {
         (
             BAD_INPUT,
             f"{_BAD}: an argument out of range, a malformed rule, a missing, foreign or malformed file, "
-            "nothing to pair",
+            "nothing to pair, two runs scored by different rules (schema fingerprint, comparators or match "
+            "threshold; --allow-scoring-change compares them anyway), an output that is an input",
         ),
         (INTERNAL, "an internal error: a bug in this command, never a gate result"),
     ],
@@ -82,8 +84,9 @@ TABLE: dict[str, list[tuple[int, str]]] = {
         (GATE_FAILED, "written; a gate failed"),
         (
             BAD_INPUT,
-            f"{_BAD}: an argument, a rule, a missing or malformed file, a schema that does not import, or the "
-            "report extra missing (pip install '.[report]'); nothing was written",
+            f"{_BAD}: an argument, a rule, a missing or malformed file, a --schema that does not import, two runs "
+            "scored by different rules (as compare), an output that is an input, or the report extra missing "
+            "(pip install '.[report]'); nothing was written",
         ),
         (INTERNAL, "an internal error: a bug in this command, never a gate result"),
     ],
@@ -115,7 +118,9 @@ def epilog(command: str, note: str = "") -> str:
     """The `Exit codes:` block of a command's --help, from `TABLE` (`note`: a closing paragraph)."""
     lines = ["Exit codes:"]
     for code, meaning in [*TABLE[command], *_COMMON]:
-        lines.append(textwrap.fill(meaning, 100, initial_indent=f"  {code}  ", subsequent_indent=" " * 5))
+        lines.append(  # an option named in a meaning (--allow-scoring-change) stays whole on its line
+            textwrap.fill(meaning, 100, initial_indent=f"  {code}  ", subsequent_indent=" " * 5, break_on_hyphens=False)
+        )
     return "\n".join(lines) + (f"\n{note}" if note else "") + "\n"
 
 
@@ -172,8 +177,16 @@ def run(
     refused: tuple[type[BaseException], ...] = (),
     note: str = "",
     internal: str | None = None,
+    user_folder: bool = True,
 ) -> int:
     """Run a command's body and return its exit code, ending every command's errors the same way.
+
+    With `user_folder` (score, record, the stand-in), the working folder is on the import path
+    while the body runs, after everything else, so the modules a task imports from its folder are
+    found (`helpers.harness.import_path`). `report`, `compare` and `power` read data and pass
+    False: with the folder on the path, a library's optional import (pandas tries `pyarrow`) would
+    run a `pyarrow.py` that lies in the folder a colleague's run file was opened in. Their one
+    import, `report --schema`, puts the folder on the path for that import only.
 
     - argparse's own exit (`--help` 0, a malformed argument 2) is returned, not raised;
     - a closed standard output (`| head`) stops quietly with `BROKEN_PIPE`, and standard output
@@ -193,7 +206,7 @@ def run(
     from helpers.harness.import_path import folder_on_path
 
     try:
-        with folder_on_path(Path.cwd()):  # a task's own modules are found, after everything else
+        with folder_on_path(Path.cwd()) if user_folder else contextlib.nullcontext():
             return body()
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else BAD_INPUT

@@ -52,7 +52,9 @@ def check(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Estimate from the baseline; 0 estimated, 2 on bad input, 3 on a bug (`exits.TABLE["power"]`)."""
-    return exits.run(lambda: _main(argv), refused=(OSError, ValueError), internal="helpers.commands.power")
+    return exits.run(
+        lambda: _main(argv), refused=(OSError, ValueError), internal="helpers.commands.power", user_folder=False
+    )
 
 
 def _main(argv: Sequence[str] | None) -> int:

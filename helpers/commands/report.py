@@ -42,10 +42,20 @@ def parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--schema",
-        help="the scored model as module:Class, for leaf diffs of a saved report (a results file names its own)",
+        help="the scored model as module:Class, imported to compute each document's leaf diff afresh: for a run "
+        "saved before runs stored them, or to read one with another schema (a run saved by score --out carries its "
+        "own; no module a file names is ever imported)",
     )
     parser.add_argument(
-        "--match-threshold", type=float, help="the evaluator's match threshold (default: the results file's, else 0.7)"
+        "--match-threshold",
+        type=float,
+        help="with --schema: the match threshold to compute the diffs at (default: the run's own, else 0.7)",
+    )
+    parser.add_argument(
+        "--allow-scoring-change",
+        action="store_true",
+        help="with --against: compare two runs whose saved schema fingerprint, comparators or match threshold "
+        "differ (refused otherwise); the page and the summary then say first what differs",
     )
     parser.add_argument("--out", type=Path, help="the HTML file to write (default: RUN with .html)")
     parser.add_argument("--summary", type=Path, help="also write the Markdown summary here")
@@ -57,8 +67,14 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the report; 0 when every gate passes, 1 when one fails, 2 on bad input, 3 on a bug."""
-    # A foreign or malformed file, a schema that does not load: bad input. Anything else is a bug (exit 3).
-    return exits.run(lambda: _main(argv), refused=REFUSED, note=NOTHING_WRITTEN, internal="helpers.commands.report")
+    # A foreign or malformed file, a --schema that does not load: bad input. Anything else is a bug (exit 3).
+    return exits.run(
+        lambda: _main(argv),
+        refused=REFUSED,
+        note=NOTHING_WRITTEN,
+        internal="helpers.commands.report",
+        user_folder=False,
+    )
 
 
 REFUSED = (OSError, ValueError, ImportError)

@@ -1,7 +1,7 @@
 """What one `compare` run does, in order: the recipe `python -m helpers.commands.compare` follows.
 
     gates = check(request)                  # 1. rules, run files and the --json path (standard library only)
-    compared = compare(request, gates)      # 2. read both runs, pair their cases, resample, apply the gates
+    compared = compare(request, gates)      # 2. read both runs, refuse different scoring rules, pair, resample, gate
     save(request, compared)                 # 3. the --json record, when asked
     text(compared, request.top, prices)     # 4. what the command prints
 
@@ -13,7 +13,7 @@ cannot be read), which the command also reads as bad input.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,6 +43,7 @@ class CompareRequest(Request):
     prices: Path | None = None
     top: int = 5
     json: Path | None = None
+    allow_scoring_change: bool = False
 
 
 @dataclass
@@ -53,6 +54,7 @@ class Compared:
     results: list[GateResult]
     fields: pd.DataFrame
     prices: dict | None = None
+    scoring: list[str] = field(default_factory=list)  # how the runs' scoring rules differ (--allow-scoring-change)
 
     @property
     def passed(self) -> bool:
@@ -78,7 +80,8 @@ def check(request: CompareRequest) -> list[Gate]:
         for path in (request.old, request.new):
             check_run_file(path)
         if request.json is not None:
-            check_outputs({"--json": request.json}, {"the old run": request.old, "the new run": request.new})
+            inputs = {"the old run": request.old, "the new run": request.new, "--prices": request.prices}
+            check_outputs({"--json": request.json}, inputs)
     except (OSError, GateError, OutputError) as exc:
         raise Refused(str(exc)) from exc
     return gates
@@ -88,19 +91,22 @@ def check(request: CompareRequest) -> list[Gate]:
 
 
 def compare(request: CompareRequest, gates: list[Gate]) -> Compared:
-    """Read both runs, compare them over the cases they share, and apply the gates."""
+    """Read both runs, refuse two scored by different rules, compare them over the cases they share, apply the gates."""
     from helpers.compare.gates import evaluate_gates, gated_intervals
     from helpers.compare.reading import read_run_file
     from helpers.compare.runs import compare_runs
+    from helpers.compare.scoring_rules import check_same_scoring
     from helpers.formats.prices import read_prices
 
     old, new = read_run_file(request.old), read_run_file(request.new)
+    names = (str(request.old), str(request.new))
+    scoring = check_same_scoring(old.info, new.info, names, request.allow_scoring_change)
     comparison = compare_runs(old, new, resamples=request.resamples, seed=request.seed, confidence=request.confidence)
     results = evaluate_gates(gates, comparison, intervals=request.intervals)
     prices = read_prices(request.prices) if request.prices is not None else None
     # once: on many paths each call re-draws evicted chunks of resampled sums; gated rows print what their gate read
     fields = comparison.field_table(gated=gated_intervals(results))
-    return Compared(comparison, results, fields, prices)
+    return Compared(comparison, results, fields, prices, scoring)
 
 
 # 3. Save -------------------------------------------------------------------------------------------
@@ -124,6 +130,7 @@ def save(request: CompareRequest, compared: Compared) -> None:
         "seed": comparison.seed,
         "confidence": comparison.confidence,
         "interval_mode": request.intervals,
+        "scoring_differences": compared.scoring,  # empty, unless --allow-scoring-change let different rules through
         "overall": {"delta": overall.estimate, "low": overall.low, "high": overall.high, "verdict": overall.verdict},
         "fields": compared.fields.to_dict(orient="records"),
         "gates": gate_records(results, comparison.confidence),
@@ -155,9 +162,12 @@ def text(
     top: int = 5,
     fields: pd.DataFrame | None = None,
     prices: dict | None = None,
+    scoring: Sequence[str] = (),
 ) -> str:
-    """Everything the command line prints, as plain text (`fields`: the field table, if already computed)."""
+    """Everything the command line prints, as plain text (`fields`: the field table, if already computed;
+    `scoring`: how the runs' scoring rules differ, said first)."""
     from helpers.compare.gates import gated_intervals
+    from helpers.compare.scoring_rules import marked
 
     old_run, new_run = comparison.old_run, comparison.new_run
     gated = gated_intervals(results)
@@ -168,6 +178,7 @@ def text(
 
     level = f"{comparison.confidence:.0%}"
     parts = [
+        *([marked(list(scoring))] if scoring else []),
         f"old: {old_run.source}  new: {new_run.source}",
         f"paired {len(comparison.pairing.cases)} cases; left out {len(comparison.pairing.excluded)}",
         *provenance(comparison, fields, prices),
@@ -201,4 +212,11 @@ def text(
 
 def compared_text(compared: Compared, top: int = 5) -> str:
     """What the command prints for a finished comparison."""
-    return text(compared.comparison, compared.results, top=top, fields=compared.fields, prices=compared.prices)
+    return text(
+        compared.comparison,
+        compared.results,
+        top=top,
+        fields=compared.fields,
+        prices=compared.prices,
+        scoring=compared.scoring,
+    )

@@ -1,13 +1,19 @@
 """What one `report` run does, in order: the recipe `python -m helpers.commands.report` follows.
 
     gates = check(request)                  # 1. rules, run files and output paths (standard library only)
-    spec = comparison_spec(request)         # 2. stickler's compiled schema, for the leaf diffs
+    spec = comparison_spec(request)         # 2. only with --schema: stickler's compiled schema, for fresh diffs
     content = build(request, gates, spec)   # 3. the content: tables, intervals, gates, failures, diffs
     reported = write(request, content)      # 4. the page and the summary, together or neither
 
 `report_run` is that recipe and returns what the command prints (`Reported`). Step 1 refuses with
-`Refused`; later steps with the readers' own errors (a foreign or malformed file, a schema that
-does not import), all of them bad input, and nothing is written before step 4.
+`Refused`; later steps with the readers' own errors (a foreign or malformed file, a --schema that
+does not import, two runs scored by different rules), all of them bad input, and nothing is
+written before step 4.
+
+The report imports no module because a file names it. A run saved by `score --out` carries its
+leaf diffs as data (`helpers.formats.leaf_diffs`), and a results file its failures by kind, so
+neither needs its schema; the one module imported is the one `--schema` names, to compute the
+diffs afresh (a run saved before runs stored them, or one read with another schema).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from helpers.compare.gates import GateError, parse_gate
 from helpers.compare.params import RESAMPLES, SEED
 from helpers.flows import Refused, Request
-from helpers.outputs import OutputError, check_outputs
+from helpers.outputs import OutputError, check_outputs, module_file, refuse_overlap
 
 if TYPE_CHECKING:
     from helpers.compare.gates import Gate
@@ -35,6 +41,7 @@ class ReportRequest(Request):
     gate: Sequence[str] = ()
     schema: str | None = None
     match_threshold: float | None = None
+    allow_scoring_change: bool = False
     out: Path | None = None
     summary: Path | None = None
     page_size: int = 50
@@ -69,6 +76,11 @@ def check(request: ReportRequest) -> list[Gate]:
     """Refuse a gate without a baseline, a bad rule, a missing run and an output the writer would break."""
     if request.gate and request.against is None:
         raise Refused("--gate compares two runs: pass the baseline with --against OLD.json")
+    if request.match_threshold is not None and request.schema is None:
+        raise Refused(
+            "--match-threshold goes with --schema, which computes the leaf diffs afresh at that threshold; without "
+            "--schema the report shows the diffs the run stored, at the threshold it was scored with"
+        )
     try:
         gates = [parse_gate(rule) for rule in request.gate]
     except GateError as exc:
@@ -84,33 +96,47 @@ def check(request: ReportRequest) -> list[Gate]:
     return gates
 
 
-# 2. The schema for the leaf diffs ------------------------------------------------------------------
+# 2. The schema for fresh leaf diffs ---------------------------------------------------------------
 
 
 def comparison_spec(request: ReportRequest) -> object | None:
-    """stickler's compiled comparison for the leaf diffs: from --schema, else the schema the run was scored with."""
+    """stickler's compiled comparison of the --schema the command line names, or None without one.
+
+    The threshold is --match-threshold, else the one the run says it was scored with, else 0.7.
+    The schema module, once imported, is an input like the run: no output may be its file.
+
+    Raises:
+        SchemaError: If --schema does not import or names no pydantic model.
+        Refused: If --out or --summary is the schema module's file.
+    """
+    if request.schema is None:
+        return None
     import stickler
 
+    from helpers.harness.schema import load_schema
+
+    schema = load_schema(request.schema)
+    outputs = {"--out": request.page()} | ({"--summary": request.summary} if request.summary is not None else {})
+    try:
+        refuse_overlap(outputs, {"the --schema module": module_file(request.schema)})
+    except OutputError as exc:
+        raise Refused(str(exc)) from exc
+    threshold = request.match_threshold
+    if threshold is None:
+        threshold = _recorded_threshold(request.run)
+    return stickler.eval_for(schema, match_threshold=threshold)
+
+
+def _recorded_threshold(path: Path) -> float:
+    """The match threshold the run says it was scored with (read as data), else stickler's default 0.7."""
     from helpers.compare.reading import is_results_file
     from helpers.formats.results import read_header
-    from helpers.formats.run_info import RUN_KEY, read_run_info
     from helpers.harness.reports import load_run_info
-    from helpers.harness.schema import load_schema, recorded_schema
 
-    if request.schema is not None:
-        threshold = 0.7 if request.match_threshold is None else request.match_threshold
-        return stickler.eval_for(load_schema(request.schema), match_threshold=threshold)
-    if is_results_file(request.run):
-        header = read_header(request.run)
-        info = read_run_info({RUN_KEY: header.run}) if header.run else None
-        schema, fingerprint, threshold = header.schema_, info.schema_sha256 if info else None, header.match_threshold
-    else:  # a saved report names its own schema when score wrote it
-        info = load_run_info(request.run)
-        if info is None:
-            return None
-        schema, fingerprint, threshold = info.schema_, info.schema_sha256, info.match_threshold
-    threshold = threshold if request.match_threshold is None else request.match_threshold
-    return stickler.eval_for(recorded_schema(schema, fingerprint, request.run), match_threshold=threshold)
+    if is_results_file(path):
+        return read_header(path).match_threshold
+    info = load_run_info(path)
+    return info.match_threshold if info is not None else 0.7
 
 
 # 3. Build ------------------------------------------------------------------------------------------
@@ -126,6 +152,7 @@ def build(request: ReportRequest, gates: list[Gate], spec: object | None) -> Any
         spec=spec,
         resamples=request.resamples,
         seed=request.seed,
+        allow_scoring_change=request.allow_scoring_change,
     )
 
 

@@ -58,6 +58,10 @@ class ScoreRequest(Request):
         """The files the run writes, by option."""
         return {option: path for option, path in (("--out", self.out), ("--results", self.results)) if path}
 
+    def inputs(self) -> dict[str, Path | None]:
+        """The files the command line names for the run to read, by option: none may be an output."""
+        return {"--cases": self.cases, "--predictions": self.predictions, "--prices": self.prices}
+
     def fanned_out(self) -> bool:
         """Whether stored outputs are scored by the scale-out step (any of --workers, --cluster, --results)."""
         return self.predictions is not None and (
@@ -87,6 +91,7 @@ class Scored:
     usage: Any = None  # helpers.exchanges.usage.Usage, the task run's model calls in all
     measured: bool = False  # every case's output came from a model
     failed: list = field(default_factory=list)
+    leaf_diffs: list | None = None  # every document's leaf diff as data, once found (`leaf_diffs`)
 
 
 def score_run(request: ScoreRequest, out: TextIO, err: TextIO) -> Scored:
@@ -113,7 +118,7 @@ def check(request: ScoreRequest) -> str | None:
         _need_file(request.prices, "--prices", "a JSON price table by model id")
     mode = _check_source(request)
     try:
-        outputs.check_outputs(request.outputs(), {"--cases": request.cases, "--predictions": request.predictions})
+        outputs.check_outputs(request.outputs(), request.inputs())
     except outputs.OutputError as exc:
         raise Refused(f"{exc}.") from exc
     problem = scale_problem(request)
@@ -255,7 +260,7 @@ def _model(factory: str | None, live: bool) -> Any:
 
 def check_overlap(request: ScoreRequest, inputs: Inputs) -> None:
     """Refuse an output that is a file the run reads: the case and predictions files, the modules, the cassettes."""
-    read: dict[str, Path | None] = {"--cases": request.cases, "--predictions": request.predictions}
+    read = request.inputs()
     for option in ("schema", "task", "model"):  # each module, now imported
         spec = getattr(request, option)
         if spec is not None:
@@ -370,6 +375,7 @@ def _score_fanned_out(request: ScoreRequest, inputs: Inputs, out: TextIO, err: T
         )
         failed = [(name, run.summary.reasons[name]) for name in run.summary.failed]
         scored = Scored(run.report, run_info, summary=run.summary, results_written=True, failed=failed)
+        scored.leaf_diffs = run.leaf_diffs  # found on the workers, batch by batch, with the report
     for name, reason in scored.failed:
         print(f"could not be scored, scored 0: case {name!r}: {reason}", file=err)
     if scored.results_written and request.results is not None:
@@ -420,13 +426,19 @@ def account(request: ScoreRequest, inputs: Inputs, scored: Scored, out: TextIO) 
 
 
 def write(request: ScoreRequest, scored: Scored, out: TextIO) -> None:
-    """The results file (unless written as batches finished) and the saved report; `score_run` switches both at once."""
+    """The results file (unless written as batches finished) and the saved report; `score_run` switches both at once.
+
+    The saved report carries every document's leaf diff as data (`helpers.formats.leaf_diffs`),
+    computed here with the schema this command line named, so `report` never imports a module a
+    file names to show them.
+    """
+    from helpers.formats.leaf_diffs import leaf_diffs_json
     from helpers.harness.reports import save_report
 
     if request.results is not None and not scored.results_written:
         _write_results(request, scored, out)
     if request.out is not None and scored.report is not None:
-        save_report(scored.report, request.out, scored.run_info)
+        save_report(scored.report, request.out, scored.run_info, leaf_diffs_json(leaf_diffs(request, scored)))
 
 
 def _write_results(request: ScoreRequest, scored: Scored, out: TextIO) -> None:
@@ -451,17 +463,32 @@ def _write_results(request: ScoreRequest, scored: Scored, out: TextIO) -> None:
 # After the run -------------------------------------------------------------------------------------
 
 
-def failures(request: ScoreRequest, scored: Scored) -> Any:
-    """The failures by kind per document: from the report, or from the results file written."""
-    import stickler
+def leaf_diffs(request: ScoreRequest, scored: Scored) -> list:
+    """Every document's leaf diff as data (`helpers.attribution.stored.stored_document`), found once.
 
-    from helpers.attribution.kinds import report_diffs, results_failures, run_failures
-    from helpers.harness.schema import load_schema
+    A run scored on workers brings them back with its batches; otherwise they are found here, with
+    the schema and match threshold the run was scored with.
+    """
+    if scored.leaf_diffs is None:
+        import stickler
+
+        from helpers.attribution.kinds import report_diffs
+        from helpers.attribution.stored import stored_document
+        from helpers.harness.schema import load_schema
+
+        spec = stickler.eval_for(load_schema(request.schema), match_threshold=request.match_threshold)
+        scored.leaf_diffs = [stored_document(diff) for diff in report_diffs(scored.report, spec)]
+    return scored.leaf_diffs
+
+
+def failures(request: ScoreRequest, scored: Scored) -> Any:
+    """The failures by kind per document: from the report's leaf diffs, or from the results file written."""
+    from helpers.attribution.kinds import results_failures
+    from helpers.attribution.stored import stored_failures
 
     if scored.report is None:
         return results_failures(request.results)
-    spec = stickler.eval_for(load_schema(request.schema), match_threshold=request.match_threshold)
-    return run_failures(report_diffs(scored.report, spec))
+    return stored_failures(leaf_diffs(request, scored))
 
 
 # 6. Summarize --------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 - `cases`: the case file and the predictions file a user brings (JSON Lines);
 - `exchange`: one recorded model conversation (a cassette is a folder of them);
 - `results`: the compact per-document results file;
+- `run_info` and `leaf_diffs`: what a saved run says about itself, and its documents' leaf diffs, as data;
 - `json`: the one strict JSON reader every format reads through;
 - `limits`: the size cap of every file read whole (and of a stream being recorded), checked before a read;
 - `errors`: `FormatError`, the base of every refusal, and `file_error`, its one wording.

@@ -158,26 +158,3 @@ def _import_module(name: str, directory: Path) -> Any:
                     del sys.modules[top]
                     raise
         return importlib.import_module(name)
-
-
-def recorded_schema(spec: str, fingerprint: str | None, source: Path | str) -> type[BaseModel]:
-    """The schema a saved run was scored with, refused when it no longer imports or has changed since.
-
-    Raises:
-        SchemaError: Naming the run file, the schema and the fix.
-    """
-    from helpers.formats.run_info import schema_fingerprint
-
-    try:
-        schema = load_schema(spec)
-    except SchemaError as exc:
-        raise SchemaError(
-            f"{source}: the run was scored with --schema {spec!r}, which does not load here ({exc}); run from the "
-            "folder the score ran in, or pass --schema module:Class"
-        ) from exc
-    if fingerprint is not None and schema_fingerprint(schema) != fingerprint:
-        raise SchemaError(
-            f"{source}: the schema {spec!r} has changed since the run was scored (its JSON schema differs); score the "
-            "run again with the schema as it is now, or pass --schema to read it with another"
-        )
-    return schema

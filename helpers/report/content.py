@@ -19,7 +19,7 @@ import pandas as pd
 
 from helpers.attribution.kinds import failures_delta, failures_table, report_diffs, results_failures, run_failures
 from helpers.attribution.leaves import DocumentDiff
-from helpers.attribution.pairing import diff_pairings, repairs
+from helpers.attribution.pairing import Partner, diff_pairings, repairs
 from helpers.compare.bootstrap import ratio
 from helpers.compare.reading import Run, is_results_file, read_run_file
 from helpers.compare.runs import Sample
@@ -35,10 +35,11 @@ class Side:
 
     path: Path
     run: Run
-    diffs: list[DocumentDiff] | None = None  # None: no outputs to diff (a results file) or no schema
+    diffs: list[DocumentDiff] | None = None  # None: no outputs to diff (a results file) or none stored
     failures: dict[str, dict[str, dict[str, int]]] | None = None
     report: Any = None  # the saved report, when the run is one
     note: str = ""  # why diffs or failures are missing
+    pairings: dict[str, dict[str, Partner]] | None = None  # each document's list items' partners, with the diffs
 
 
 @dataclass
@@ -59,13 +60,15 @@ class Content:
     failures_delta: pd.DataFrame | None = None
     repairs: pd.DataFrame | None = None
     provenance: list[str] = field(default_factory=list)  # where the outputs came from; quality beside cost
+    old_note: str = ""  # why what got worse where is missing: the baseline has no failures by kind
     documents: list[list[Any]] = field(default_factory=list)  # [name, score, pass, [leaf, ...]], worst first
     perfect: int = 0  # scored documents with no leaf that cost points, not listed
 
 
 def read_side(path: Path, spec: Any) -> Side:
-    """Read one run; with `spec` and a saved report, diff every document."""
-    from helpers.harness.reports import load_report
+    """Read one run as data: a saved report's stored leaf diffs, or with `spec` (from --schema) diffs made afresh."""
+    from helpers.attribution.stored import read_stored
+    from helpers.harness.reports import load_saved_run
 
     run = read_run_file(path)
     if is_results_file(path):
@@ -73,11 +76,25 @@ def read_side(path: Path, spec: Any) -> Side:
             return Side(path, run, failures=results_failures(path), note=_RESULTS_NOTE)
         except ValueError as exc:
             return Side(path, run, note=f"{exc}.")
-    if spec is None:
-        return Side(path, run, note="Pass --schema module:Class to see each document's leaf diff and failures by kind.")
-    report = load_report(path)
-    diffs = list(report_diffs(report, spec))
-    return Side(path, run, diffs=diffs, failures=run_failures(diffs), report=report)
+    report, stored = load_saved_run(path)
+    if spec is not None:
+        diffs = list(report_diffs(report, spec))
+        pairings = diff_pairings(diffs)
+    elif stored is not None:
+        diffs, pairings = read_stored(stored)
+    else:
+        return Side(path, run, report=report, note=no_diffs_note(path, run))
+    return Side(path, run, diffs=diffs, failures=run_failures(diffs), report=report, pairings=pairings)
+
+
+def no_diffs_note(path: Path, run: Run) -> str:
+    """Why a saved report shows no leaf diffs, and the two ways to get them; never by importing what it names."""
+    named = f" (it names {run.info.schema_})" if run.info is not None else ""
+    return (
+        f"{path.name} stores no leaf diffs: it was saved before `score --out` stored them, or by code of your own. "
+        f"Re-score it with `score --out` to store them, or pass --schema module:Class{named} to compute them here; "
+        "the report imports only a module you name."
+    )
 
 
 _RESULTS_NOTE = (
@@ -154,8 +171,13 @@ def build(
     spec: Any = None,
     resamples: int = 2000,
     seed: int = 0,
+    allow_scoring_change: bool = False,
 ) -> Content:
-    """Read the run(s) and gather every table, the chart and the documents."""
+    """Read the run(s) and gather every table, the chart and the documents.
+
+    Raises:
+        CompareError: If two runs were scored by different rules and `allow_scoring_change` is not set.
+    """
     new = read_side(new_path, spec)
     content = Content(title=f"Evaluation report: {new_path.name}", new=new, field_table=field_table(new.run))
     if new.failures is not None:
@@ -166,10 +188,13 @@ def build(
         return content
     from helpers.compare.gates import evaluate_gates, gated_intervals, gates_table, interval_note
     from helpers.compare.runs import compare_runs
+    from helpers.compare.scoring_rules import check_same_scoring, marked
     from helpers.render.compare_charts import field_delta_chart
 
     old = read_side(old_path, spec)
     content.old = old
+    names = (old_path.name, new_path.name)
+    scoring = check_same_scoring(old.run.info, new.run.info, names, allow_scoring_change)
     labels = ("old", "new")
     comparison = compare_runs(old.run, new.run, resamples=resamples, seed=seed, labels=labels)
     results = evaluate_gates(gates, comparison) if gates else []
@@ -177,6 +202,8 @@ def build(
     content.overall_table = comparison.overall_table(gated)
     content.delta_table = comparison.field_table(gated=gated)
     content.provenance = provenance_lines(old.run.info, new.run.info, comparison.headline(content.delta_table))
+    if scoring:
+        content.provenance.insert(0, marked(scoring))
     content.chart_svg = chart_svg(
         field_delta_chart(
             comparison, title=f"Per-field change in F1, {new_path.name} minus {old_path.name}", gated=gated
@@ -188,8 +215,10 @@ def build(
         content.gates_note = interval_note(results, comparison.confidence)
     if old.failures is not None and new.failures is not None:
         content.failures_delta = failures_delta(old.failures, new.failures, labels)
-    if old.diffs is not None and new.diffs is not None:
-        content.repairs = repairs(diff_pairings(old.diffs), diff_pairings(new.diffs), labels)
+    elif new.failures is not None:
+        content.old_note = f"What got worse where needs the baseline's failures by kind too: {old.note}"
+    if old.pairings is not None and new.pairings is not None:
+        content.repairs = repairs(old.pairings, new.pairings, labels)
     return content
 
 

@@ -113,6 +113,7 @@ def render(content: Content, page_size: int = PAGE_SIZE) -> str:
         if content.failures_delta is not None and not content.failures_delta.empty
         else None,
         repairs=content.repairs if content.repairs is not None and not content.repairs.empty else None,
+        old_note=content.old_note,
         documents_note=note,
         total_documents=len(documents),
         perfect=content.perfect,

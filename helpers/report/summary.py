@@ -73,4 +73,6 @@ def summary(content: Content, html_name: str) -> str:
         table = content.failures_table.drop(columns="in")
         parts += ["", "### Failures by kind", "", markdown_table(table)]
     parts += ["", page_holds(content, inline(html_name))]
+    if content.old_note:
+        parts.append(inline(content.old_note))
     return "\n".join(parts) + "\n"

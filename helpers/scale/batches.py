@@ -22,6 +22,8 @@ from pydantic import BaseModel
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSimilarity
 
+from helpers.attribution.kinds import report_diffs
+from helpers.attribution.stored import stored_document
 from helpers.formats.results import Counts, ResultRow
 from helpers.harness.results import row_from_case, rows_from_report, scored_comparisons, totals
 from helpers.harness.schema import load_schema
@@ -107,13 +109,16 @@ class BatchResult:
     """What comes back: the batch's report (when the driver keeps one) and one row per document.
 
     `totals` are the batch's overall and per-path counts when its rows carry none (a run that
-    writes no results file); otherwise each row carries its own.
+    writes no results file); otherwise each row carries its own. With the report come its
+    documents' leaf diffs as data (`helpers.attribution.stored.stored_document`), found here, on
+    the worker, so the saved report carries them without the driver diffing every document alone.
     """
 
     index: int
     rows: list[ResultRow]
     report: StructuredOutputReport | None = None
     totals: tuple[Counts, dict[str, Counts]] | None = None
+    leaf_diffs: list[dict[str, Any]] | None = None
 
 
 def score_batch(scorer: Scorer, batch: Batch, keep_report: bool, failures: bool = True) -> BatchResult:
@@ -143,10 +148,12 @@ def score_cases(
     names every case of the batch.
     """
     report = score_stored(cases, outputs, scorer.evaluator())
+    diffs = [stored_document(diff) for diff in report_diffs(report, scorer.spec())] if keep_report else None
+    kept = report if keep_report else None
     if failures:
-        return BatchResult(index, list(rows_from_report(report, scorer.spec())), report if keep_report else None)
+        return BatchResult(index, list(rows_from_report(report, scorer.spec())), kept, leaf_diffs=diffs)
     rows = list(rows_from_report(report, counts=False))
-    return BatchResult(index, rows, report if keep_report else None, totals(scored_comparisons(report)))
+    return BatchResult(index, rows, kept, totals(scored_comparisons(report)), leaf_diffs=diffs)
 
 
 def failed_batch(batch: Batch, scorer: Scorer, problem: str, keep_report: bool) -> BatchResult:
@@ -172,7 +179,7 @@ def failed_batch(batch: Batch, scorer: Scorer, problem: str, keep_report: bool) 
             diagnoses=[None] * count,
             recommendations=[None] * count,
         )
-    return BatchResult(batch.index, rows, report)
+    return BatchResult(batch.index, rows, report, leaf_diffs=[] if keep_report else None)  # no rows: nothing to diff
 
 
 def _failed_cases(batch: Batch) -> Sequence[dict[str, Any]]:

@@ -186,6 +186,7 @@ class ScaleRun:
     engine: str
     report: StructuredOutputReport | None = None
     results: Path | None = None
+    leaf_diffs: list[dict[str, Any]] | None = None  # with the report: each document's, as data, in case order
 
 
 def batches(pairs: Iterable[tuple[Case, Any]], scorer: Scorer, size: int = BATCH_SIZE) -> Iterator[Batch]:
@@ -245,6 +246,7 @@ def score_at_scale(
     total = total if total is not None else (len(pairs) if isinstance(pairs, Sized) else None)
     summary = Summary()
     reports: list[StructuredOutputReport] = []
+    leaf_diffs: list[dict[str, Any]] = []
     header = ResultsHeader(schema=scorer.schema, match_threshold=scorer.match_threshold, failures=True, run=run_info)
     writer = ResultsWriter(results, header) if results is not None else None
 
@@ -258,6 +260,7 @@ def score_at_scale(
             summary.add_totals(*result.totals)
         if result.report is not None:
             reports.append(result.report)
+            leaf_diffs.extend(result.leaf_diffs or ())
         progress.advance(len(result.rows), len(summary.failed) - failed_before)
 
     if engine is None and cluster is not None:
@@ -282,7 +285,9 @@ def score_at_scale(
                 finally:
                     progress.finish()
     report = StructuredOutputReport.flatten(reports) if keep_report else None
-    return ScaleRun(summary, name, report, Path(results) if results is not None else None)
+    return ScaleRun(
+        summary, name, report, Path(results) if results is not None else None, leaf_diffs if keep_report else None
+    )
 
 
 def _score_here(

@@ -1,9 +1,9 @@
 """What the commands write, and only that: outputs checked before any work, one policy when writing fails.
 
-Each test runs `score` or `record` as a user does (their `main`), from a user's project folder
-(`project`, the fixture of the end-to-end tests), and checks that an input of the run, a
-symlink, a device, a journal placed by someone else and a failing disk all leave every file
-byte for byte, with exit 2 and one clear line.
+Each test runs `score`, `record`, `compare` or `report` as a user does (their `main`), from a user's
+project folder (`project`, the fixture of the end-to-end tests), and checks that an input of the run
+(the price table and the schema module included), a symlink, a device, a journal placed by someone
+else and a failing disk all leave every file byte for byte, with exit 2 and one clear line.
 """
 
 import errno
@@ -14,6 +14,8 @@ import warnings
 import pytest
 
 from helpers.commands import record
+from helpers.commands.compare import main as compare_main
+from helpers.commands.report import main as report_main
 from tests.commands.streams import outcome
 from tests.commands.test_score_command import (
     SCHEMA,
@@ -64,6 +66,43 @@ def test_out_and_results_naming_one_file_are_refused(project):
     code, printed = run_score(*from_predictions("run.json"), "--results", "run.json")
     assert code == 2 and "--results run.json is the same file as --out run.json" in printed
     assert not (project / "run.json").exists()
+
+
+PRICES = '{"stand-in": {"input_per_million": 2.0, "output_per_million": 10.0}}'
+
+
+@pytest.mark.parametrize("option", ["--out", "--results"])
+@pytest.mark.parametrize("name", ["prices.json", "alias.json"])  # the table itself, and a hard link to it
+def test_score_refuses_to_write_over_its_price_table(project, option, name):
+    (project / "prices.json").write_text(PRICES, encoding="utf-8")
+    os.link(project / "prices.json", project / "alias.json")
+    before = snapshot(project)
+    results = [option, name] if option == "--results" else []
+    code, printed = run_score(*from_predictions("run.json" if results else name), "--prices", "prices.json", *results)
+    assert code == 2, printed
+    assert f"{option} {name} is the same file as --prices prices.json" in printed, printed
+    assert printed.rstrip().endswith("Nothing was written.") and snapshot(project) == before
+
+
+def test_compare_refuses_a_json_record_that_is_its_price_table(project, capsys):
+    assert run_score(*from_predictions("run.json"))[0] == 0
+    (project / "prices.json").write_text(PRICES, encoding="utf-8")
+    before = snapshot(project)
+    capsys.readouterr()
+    assert compare_main(["run.json", "run.json", "--prices", "prices.json", "--json", "prices.json"]) == 2
+    assert "--json prices.json is the same file as --prices prices.json" in capsys.readouterr().err
+    assert snapshot(project) == before
+
+
+@pytest.mark.parametrize("option", ["--out", "--summary"])
+def test_report_refuses_an_output_that_is_the_schema_module_it_imports(project, capsys, option):
+    assert run_score(*from_predictions("run.json"))[0] == 0
+    before = snapshot(project)
+    capsys.readouterr()
+    argv = ["run.json", "--schema", SCHEMA, "--out", "page.html", option, "po_schema.py"]
+    assert report_main(argv) == 2
+    assert f"{option} po_schema.py is the same file as the --schema module" in capsys.readouterr().err
+    assert snapshot(project) == before
 
 
 def test_an_output_that_is_a_symlink_a_device_or_a_folder_is_refused(project):
