@@ -140,7 +140,7 @@ def test_a_429_with_retry_after_1_is_waited_for_then_sent_again(project, monkeyp
     again = next(r for r in server.requests[1:] if r["body"]["messages"] == first["body"]["messages"])
     assert again["arrived"] >= heard_at + 1.0  # the pause was at least what the header asked
     assert len(server.requests) == 2 * len(NAMES) + 1  # every call once, and the throttled one once more
-    assert "The provider throttled 1 call(s); the run paused 1.0 s in all and sent them again." in out
+    assert "The provider throttled 1 request(s); the run paused 1.0 s in all and sent them again." in out
     assert sorted(path.name for path in (project / "cassettes").iterdir()) == [f"{name}.json" for name in NAMES]
 
 
@@ -168,11 +168,12 @@ def test_a_provider_that_never_lets_up_fails_each_case_in_bounded_retries_and_wr
     assert len(server.requests) == len(NAMES) * (1 + throttle.MAX_RETRIES)
     for name in NAMES:
         assert (
-            f"{name}: the task failed: ThrottledError: the provider still throttled after {throttle.MAX_RETRIES} "
+            f"{name}: the task failed: ThrottledError: strands.models.openai.OpenAIModel still throttled after "
+            f"{throttle.MAX_RETRIES} "
             "retries of this case's model calls"
         ) in err
         assert f"{name}: cassettes/{name}.json was left unchanged." in err
-    assert err.count("lower --concurrency, or ask for a higher quota") == len(NAMES)
+    assert err.count("lower --concurrency, or ask the provider for a higher quota") == len(NAMES)
     assert f"Failed: {', '.join(NAMES)} (their cassettes are unchanged)." in err
     assert "Recorded 0 of 5 case(s) into cassettes." in out
     assert [path.name for path in (project / "cassettes").iterdir()] == ["po-1002.json"]  # no temp file left
@@ -192,7 +193,7 @@ def test_score_live_shares_the_backoff_across_its_cases_in_flight(project, monke
     assert len(server.requests) == 2 * len(NAMES) + 1
     run = json.loads((project / "live.json").read_text())
     assert sorted(run["run"]["cases"]) == NAMES
-    assert "The provider throttled 1 call(s); the run paused" in out
+    assert "The provider throttled 1 request(s); the run paused" in out
 
 
 def interrupt(project, command, argv, ready):

@@ -46,8 +46,8 @@ def heard(monkeypatch) -> list[float]:
     times: list[float] = []
 
     class Spy(throttle.SharedBackoff):
-        def __init__(self) -> None:
-            super().__init__(first_delay=FIRST_DELAY)
+        def __init__(self, **options) -> None:
+            super().__init__(**options, first_delay=FIRST_DELAY)
 
         def throttled(self, sent_at: float, retry_after: float | None) -> None:
             assert retry_after is None  # Bedrock says nothing of how long to wait
@@ -97,7 +97,7 @@ def test_a_throttled_stream_pauses_every_case_and_the_cassettes_equal_one_at_a_t
     assert len(heard) == 1 and len(server.arrived) == 2 * len(NAMES) + 1
     during = [t for t in server.arrived if heard[0] + 0.1 < t < heard[0] + FIRST_DELAY]
     assert during == []  # no case sent a call while the run was paused
-    assert "The provider throttled 1 call(s); the run paused 0.3 s in all and sent them again." in four[1]
+    assert "The provider throttled 1 request(s); the run paused 0.3 s in all and sent them again." in four[1]
     for name in NAMES:
         assert without_recording_time(project / "cassettes" / f"{name}.json") == without_recording_time(
             project / "one" / f"{name}.json"
