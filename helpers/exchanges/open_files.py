@@ -34,9 +34,9 @@ def cases_in_flight(requested: int, cases: int) -> tuple[int, str | None]:
         return requested, None
     needed = already + HEADROOM + wanted * FILES_PER_CASE
     return allowed, (
-        f"--concurrency {requested}: this process may open {limit} files (`ulimit -n`) and has {already} open; "
-        f"at about {FILES_PER_CASE} per case in flight that holds {allowed} case(s), so {allowed} run at a time "
-        f"(raise the limit, e.g. `ulimit -n {needed}`, to run {wanted} at once)."
+        f"--concurrency {requested}: this process may open {limit} files (`ulimit -n`), {already} already open; "
+        f"at about {FILES_PER_CASE} per case in flight that leaves room for {allowed}, so {allowed} case(s) run at "
+        f"a time (raise the limit, e.g. `ulimit -n {needed}`, to run {wanted} at once)."
     )
 
 

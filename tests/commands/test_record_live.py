@@ -211,3 +211,37 @@ def test_an_http_429_throttling_exception_pauses_the_run_and_is_sent_again(bedro
     assert "The provider throttled 1 request(s); the run paused 0.2 s in all and sent them again." in printed
     (call,) = json.loads((cassettes / BUNDLED.name).read_text())["calls"]  # the throttled attempt left no trace
     assert call["response"]["message"]["content"][0]["toolUse"]["toolUseId"] == "tooluse_live_1"
+
+
+USER_FACTORY = """
+from strands.models import BedrockModel
+
+
+def bedrock():  # as Strands' documentation shows it: botocore keeps its own retries (legacy mode, five attempts)
+    return BedrockModel(model_id="us.anthropic.claude-haiku-4-5-20251001-v1:0", temperature=0.0)
+"""
+
+
+def test_a_users_bedrock_model_sends_each_call_once_and_every_429_is_counted(
+    bedrock, cassettes, heard, tmp_path, monkeypatch
+):
+    for name in ("AWS_RETRY_MODE", "AWS_MAX_ATTEMPTS"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "user_bedrock.py").write_text(USER_FACTORY, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    throttle = ("error", 429, "ThrottlingException", "Too many requests, please wait.")
+    good = ("stream", tool_use_stream("Invoice", bundled_chunks(), tool_use_id="tooluse_live_1"))
+    bedrock.script = [throttle, throttle, throttle, good]
+    argv = ["--schema", "walkthroughs.invoices:Invoice", "--cases", str(CASES)]
+    argv += [
+        "--task",
+        "walkthroughs.offline_invoice:task",
+        "--cassettes",
+        str(cassettes),
+        "--model",
+        "user_bedrock:bedrock",
+    ]
+    code, out, err = streams(record.main, argv)
+    assert code == 0, err
+    assert len(bedrock.requests) == 4 and heard == [None, None, None]  # each 429 reached the run's back-off
+    assert "The provider throttled 3 request(s); the run paused" in out
