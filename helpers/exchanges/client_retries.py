@@ -9,11 +9,11 @@ Strands exposes the client, before the run's first call:
 
 - `OpenAIModel` and `OpenAIResponsesModel` build an openai client from `client_args` for every
   request: `max_retries` is set to 0 there;
-- a model whose `client` is a botocore client (`BedrockModel`, `SageMakerAIModel`): botocore's
-  retry handler is taken off the client;
-- a model whose `client` is an SDK client with `max_retries` and `with_options` (the openai and
-  anthropic clients and their like: `AnthropicModel`, `WriterModel`, `LlamaAPIModel`): the client
-  is replaced by its own copy with `max_retries=0`;
+- a model whose `client` is a botocore client (`BedrockModel`): botocore's retry handler is taken
+  off the client;
+- a model whose `client` is an SDK client with `max_retries` and `with_options`, as the openai and
+  anthropic SDKs make them (`AnthropicModel`): the client is replaced by its own copy with
+  `max_retries=0`;
 - `LlamaCppModel` talks through a plain httpx client, which does not retry.
 
 For any other provider it returns the one line the run prints, saying that its client may retry
