@@ -21,19 +21,27 @@ from typing import TextIO
 LOGGER = "strands"  # the parent of every Strands logger (strands.models.openai, strands.event_loop, ...)
 
 
+_QUIET = logging.NullHandler()  # one for the whole process: added once, never removed
+
+
 @contextmanager
 def strands_logs(verbose: bool, err: TextIO | None = None) -> Iterator[None]:
-    """Within the block, Strands' log records are dropped, or with `verbose` printed to `err` (standard error)."""
-    handler: logging.Handler
-    if verbose:
-        handler = logging.StreamHandler(err or sys.stderr)
-        handler.setFormatter(logging.Formatter("%(name)s %(levelname)s: %(message)s"))
-        handler.setLevel(logging.WARNING)
-    else:
-        handler = logging.NullHandler()
+    """Within the block, Strands' log records are printed to `err` (standard error) with `verbose`; else dropped.
+
+    Dropped for the rest of the process, not only within the block: a case abandoned on Ctrl-C
+    may still hear from its provider while the interpreter exits, after the block has ended.
+    """
     logger = logging.getLogger(LOGGER)
-    logger.addHandler(handler)
+    if not verbose:
+        if _QUIET not in logger.handlers:
+            logger.addHandler(_QUIET)
+        yield
+        return
+    shown = logging.StreamHandler(err or sys.stderr)
+    shown.setFormatter(logging.Formatter("%(name)s %(levelname)s: %(message)s"))
+    shown.setLevel(logging.WARNING)
+    logger.addHandler(shown)
     try:
         yield
     finally:
-        logger.removeHandler(handler)
+        logger.removeHandler(shown)

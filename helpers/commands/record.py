@@ -97,14 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_live_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of every live run, `record`'s and `score --mode live`'s."""
+    """The options that bound a live run and show what Strands logs (`score` has the same for `--mode live`)."""
     parser.add_argument(
         "--give-up-after",
         type=float,
         default=GIVE_UP_AFTER,
         metavar="SECONDS",
-        help="stop the run (exit 2, keeping what was written) once the provider has throttled and no call has "
-        f"succeeded for this long, above 0 and at most {MAX_GIVE_UP_AFTER:g} (default {GIVE_UP_AFTER:g})",
+        help="stop the run (exit 2, keeping what was written) once the provider has been throttling this long "
+        f"with no call succeeding, above 0 and at most {MAX_GIVE_UP_AFTER:g} (default {GIVE_UP_AFTER:g})",
     )
     parser.add_argument(
         "--verbose",

@@ -63,8 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--give-up-after",
         type=float,
         metavar="SECONDS",
-        help="--mode live: stop the run (exit 2, nothing written) once the provider has throttled and no call has "
-        f"succeeded for this long, above 0 and at most {MAX_GIVE_UP_AFTER:g} (default {GIVE_UP_AFTER:g})",
+        help="--mode live: stop the run (exit 2, nothing written) once the provider has been throttling this long "
+        f"with no call succeeding, above 0 and at most {MAX_GIVE_UP_AFTER:g} (default {GIVE_UP_AFTER:g})",
     )
     parser.add_argument(
         "--verbose",

@@ -83,7 +83,7 @@ def record_cases(
             in each cassette so that a fix line re-records from the same provider.
         record_mode: `all`, `missing` or `stale` (`RECORD_MODES`).
         concurrency: Cases in flight at once (fewer if the open-file limit would not hold them, said on `err`).
-        give_up_after: Seconds with no successful call, once throttled, after which the run stops (exit 2).
+        give_up_after: Seconds of throttling with no successful call after which the run stops (exit 2).
         out: Where progress and each recording's review are printed (standard output).
         err: Where refusals and each failed case are printed (standard error).
     """

@@ -10,8 +10,9 @@ counted here.
 
 Every wait is bounded, twice over. A call is retried at most `MAX_RETRIES` times, after which its
 case fails with `ThrottledError` (which Strands does not retry again) and the run goes on. And the
-run gives up once it has been throttled and no call has succeeded for `give_up_after` seconds
-(`GIVE_UP_AFTER` unless the command was given `--give-up-after`): every call waiting, and every
+run gives up once the provider has been throttling for `give_up_after` seconds (counted from the
+first throttle since a call last succeeded; `GIVE_UP_AFTER` unless the command was given
+`--give-up-after`) with no call succeeding: every call waiting, and every
 call still to be sent, ends with `GaveUpError`, so a provider that never lets up stops the run in
 about that long whatever the number of cases. A pause is slept in steps of `STEP`, so a run that
 is stopped (Ctrl-C) or gives up ends its pauses at once instead of sleeping them out.
@@ -34,7 +35,7 @@ from helpers.errors import EvalError
 FIRST_DELAY = 1.0  # seconds, the first pause when the provider does not say how long
 MAX_DELAY = 60.0  # seconds, the longest single pause (a longer Retry-After is cut to this)
 MAX_RETRIES = 8  # retries of one call before its case fails
-GIVE_UP_AFTER = 300.0  # seconds without a successful call, once throttled, before the run gives up
+GIVE_UP_AFTER = 300.0  # seconds of throttling with no successful call before the run gives up
 MAX_GIVE_UP_AFTER = 86400.0  # the longest `--give-up-after` accepted: a day
 STEP = 0.1  # seconds: the longest stretch a pause sleeps before it looks whether the run stopped
 
@@ -44,7 +45,7 @@ class ThrottledError(EvalError, RuntimeError):
 
 
 class GaveUpError(ThrottledError):
-    """The run gave up: throttled, and no call succeeded for `give_up_after` seconds."""
+    """The run gave up: throttled for `give_up_after` seconds with no call succeeding."""
 
 
 class RunStopped(EvalError, RuntimeError):
@@ -55,8 +56,8 @@ class SharedBackoff:
     """The pause every call of a run waits out before it is sent; thread-safe (each case runs in its own thread).
 
     Args:
-        give_up_after: Seconds without a successful call, once the run has been throttled, after
-            which the run gives up.
+        give_up_after: Seconds of throttling with no successful call (from the first throttle since
+            a call last succeeded) after which the run gives up.
         provider: The provider's Strands class (`strands.models.openai.OpenAIModel`), named when
             the run gives up.
         stop: Set when the run stops (Ctrl-C); the back-off sets it too when it gives up, so
@@ -86,8 +87,7 @@ class SharedBackoff:
         self._resume_at = 0.0  # time.monotonic() before which no call is sent
         self._streak = 0  # throttles in a row, each after the last pause began
         self._last_throttle = float("-inf")
-        self._last_success = time.monotonic()  # the run's start, until a call succeeds
-        self._throttled_since_success = False
+        self._throttled_since: float | None = None  # the first throttle since a call last succeeded
         self._gave_up = False
 
     async def wait(self) -> float:
@@ -113,11 +113,11 @@ class SharedBackoff:
             raise RunStopped("the run was stopped before this call was sent")
 
     def given_up(self) -> bool:
-        """Whether the run gave up: throttled, and no call succeeded for `give_up_after` seconds (latched)."""
+        """Whether the run gave up: throttled for `give_up_after` seconds with no call succeeding (latched)."""
         with self._lock:
             now = time.monotonic()
-            if not self._gave_up and self._throttled_since_success:
-                self._gave_up = now - self._last_success >= self.give_up_after
+            if not self._gave_up and self._throttled_since is not None:
+                self._gave_up = now - self._throttled_since >= self.give_up_after
                 if self._gave_up:  # the pause still to come is not taken
                     self.paused -= max(0.0, self._resume_at - now)
                     self._resume_at = now
@@ -139,7 +139,8 @@ class SharedBackoff:
         """
         with self._lock:
             self.throttles += 1
-            self._throttled_since_success = True
+            if self._throttled_since is None:
+                self._throttled_since = time.monotonic()
             if sent_at > self._last_throttle:
                 self._streak += 1
             self._last_throttle = time.monotonic()
@@ -154,8 +155,7 @@ class SharedBackoff:
         """A call went through: the next throttle starts the doubling again, and the give-up clock anew."""
         with self._lock:
             self._streak = 0
-            self._last_success = time.monotonic()
-            self._throttled_since_success = False
+            self._throttled_since = None
 
     def stop(self) -> None:
         """Stop the run: every pause ends now, and no further call is sent."""

@@ -202,18 +202,19 @@ class AgentRun:
         if not self.stale and not self.problems:
             return None
         lines = [f"The {self.mode} run did not complete."]
-        if self.backoff is not None and self.backoff.given_up():
+        problems = self.problems
+        if self.backoff is not None and self.backoff.given_up():  # one line for every case it stopped
             lines.append(
                 f"It gave up: {self.backoff.gave_up_reason()}; {len(self.gave_up)} case(s) were stopped. Run it "
                 "again later, lower --concurrency, ask the provider for a higher quota, or raise --give-up-after."
             )
-            self.problems = {name: problem for name, problem in self.problems.items() if name not in self.gave_up}
+            problems = {name: problem for name, problem in problems.items() if name not in self.gave_up}
         if self.stale:
             lines.append(f"{len(self.stale)} of {len(self.names)} case(s) would be refused by their cassettes:")
             lines += [f"  {line}" for line in grouped(self.stale, self.names)]
             lines += self._fix_lines()
-        if self.problems:
-            lines.append(said_once(self.problems, self.names))
+        if problems:
+            lines.append(said_once(problems, self.names))
         return "\n".join(lines)
 
     def _fix_lines(self) -> list[str]:
