@@ -29,7 +29,6 @@ from helpers.commands.logs import strands_logs
 from helpers.files import WriteError
 from helpers.flows import Refused
 from helpers.flows import score as flow  # the standard library only at import: --help stays fast
-from helpers.flows.record import GIVE_UP_AFTER, MAX_GIVE_UP_AFTER
 from helpers.scale.engine import BATCH_TIMEOUT
 
 EXIT_OK = exits.OK
@@ -64,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="SECONDS",
         help="--mode live: stop the run (exit 2, nothing written) once the provider has been throttling this long "
-        f"with no call succeeding, above 0 and at most {MAX_GIVE_UP_AFTER:g} (default {GIVE_UP_AFTER:g})",
+        f"with no call succeeding, above 0 and at most {flow.MAX_GIVE_UP_AFTER:g} (default {flow.GIVE_UP_AFTER:g})",
     )
     parser.add_argument(
         "--verbose",

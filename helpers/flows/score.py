@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from helpers import outputs
+from helpers.exchanges.throttle import GIVE_UP_AFTER, MAX_GIVE_UP_AFTER  # noqa: F401 (the command's --help)
 from helpers.files import one_step
 from helpers.flows import Refused, Request
 from helpers.scale.engine import BATCH_TIMEOUT  # the standard library only: --help stays quick
