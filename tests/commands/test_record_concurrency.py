@@ -188,6 +188,7 @@ def test_a_provider_that_never_lets_up_fails_each_case_in_bounded_retries_and_wr
         ) in err
         assert f"{name}: cassettes/{name}.json was left unchanged." in err
     assert err.count("lower --concurrency, or ask the provider for a higher quota") == len(NAMES)
+    assert "Bedrock" not in err  # an OpenAI-compatible provider's throttling is never put down to Bedrock
     assert f"Failed: {', '.join(NAMES)} (their cassettes are unchanged)." in err
     assert "Recorded 0 of 5 case(s) into cassettes." in out
     assert [path.name for path in (project / "cassettes").iterdir()] == ["po-1002.json"]  # no temp file left
