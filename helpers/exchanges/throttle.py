@@ -165,8 +165,10 @@ class SharedBackoff:
         """The line a run prints when the provider throttled it, or None when it never did."""
         if not self.throttles:
             return None
+        with self._lock:  # a pause still ahead when the run ends (its last cases failed) was never taken
+            taken = self.paused - max(0.0, self._resume_at - time.monotonic())
         then = "before it gave up" if self._gave_up else "and sent them again"
-        return f"The provider throttled {self.throttles} request(s); the run paused {self.paused:.1f} s in all {then}."
+        return f"The provider throttled {self.throttles} request(s); the run paused {taken:.1f} s in all {then}."
 
 
 def is_throttle(exc: BaseException) -> bool:

@@ -60,3 +60,10 @@ def test_stopping_the_run_ends_a_pause_in_flight_and_sends_nothing():
     with pytest.raises(RunStopped):
         asyncio.run(backoff.wait())
     assert not backoff.given_up()
+
+
+def test_a_pause_still_ahead_when_the_run_ends_is_not_counted_as_paused():
+    backoff = SharedBackoff(provider=PROVIDER)
+    backoff.throttled(time.monotonic(), 30.0)  # the run's last case failed on this throttle: nobody waits it out
+    said = backoff.summary()
+    assert said is not None and said.startswith("The provider throttled 1 request(s); the run paused 0.0 s in all")
