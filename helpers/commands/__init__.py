@@ -6,7 +6,8 @@
 `helpers.services.stand_in`) and prints. Each runs its `main` through
 `exits.run`, the one error wrapper, and documents its codes from `exits`, the one exit-code
 table; errors and refusals go to standard error, results to standard output. A command module
-imports only the standard library, `helpers.commands.exits` and its flow at the top, so `--help`
-answers before any heavy import; the work itself lives with its concern (`helpers.harness`,
+imports only the standard library, `helpers.commands.exits` (with `logs`, which keeps Strands' log
+lines off standard error unless `--verbose`) and its flow at the top, so `--help` answers before
+any heavy import; the work itself lives with its concern (`helpers.harness`,
 `helpers.exchanges`, `helpers.compare`, `helpers.report`, `helpers.scale`, `helpers.services`).
 """

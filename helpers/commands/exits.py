@@ -45,7 +45,8 @@ TABLE: dict[str, list[tuple[int, str]]] = {
         (
             BAD_INPUT,
             f"{_BAD}: a file, schema, task or cassette that does not load, a replay that does not match its "
-            "cassette, a task that raised, or a Dask scheduler that does not answer; nothing was written",
+            "cassette, a task that raised, a live run that gave up on a provider throttling every call for "
+            "--give-up-after seconds, or a Dask scheduler that does not answer; nothing was written",
         ),
     ],
     "record": [
@@ -60,7 +61,8 @@ TABLE: dict[str, list[tuple[int, str]]] = {
             f"{_BAD} (a case file, schema, task, --model factory or --only name that does not load, a task that "
             "returns something other than the structured output), or the agent call failed: bad or absent "
             "credentials, no model access, wrong region, or any runtime error; the exception type and message "
-            "are printed",
+            "are printed; or the run gave up on a provider that throttled every call for --give-up-after seconds "
+            "(the cassettes recorded before are kept)",
         ),
         (
             NO_STRUCTURED_OUTPUT,

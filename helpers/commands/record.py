@@ -2,15 +2,16 @@
 
     python -m helpers.commands.record --schema M:Class --cases CASES.jsonl --task M:function --cassettes DIR \
         [--only NAME ...] [--record-mode all|missing|stale] [--concurrency N] [--model M:function] \
-        [--match-on PART,...] [--max-calls N]
+        [--match-on PART,...] [--max-calls N] [--give-up-after SECONDS] [--verbose]
 
 Runs `task(case, model)` for each case the record mode selects (of the `--only` cases, or all)
 with a recording wrapper around the live model, up to `--concurrency` cases at once, and writes
 `DIR/<case name>.json` for each case that succeeded: every request the agent sent and every
 event that came back. `--record-mode missing` records only cases with no cassette; `stale` also
 those whose cassette a replay would refuse, found by replaying every cassette first, offline. A
-throttled provider slows the whole run down instead of failing cases. `make record` is this
-command applied to the bundled offline invoice.
+throttled provider slows the whole run down instead of failing cases; one that throttles every
+call for `--give-up-after` seconds stops the run (exit 2), keeping every cassette written. `make
+record` is this command applied to the bundled offline invoice.
 
 The model is Bedrock unless `--model module:function` names a factory returning any Strands
 Model. For Bedrock, credentials come from the profile in AWS_PROFILE (or any source boto3
@@ -29,9 +30,17 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from helpers.commands import exits
+from helpers.commands.logs import strands_logs
 from helpers.flows import Refused
 from helpers.flows import record as flow
-from helpers.flows.record import DEFAULT_CONCURRENCY, DEFAULT_MATCH_ON, DEFAULT_MAX_CALLS, RECORD_MODES
+from helpers.flows.record import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MATCH_ON,
+    DEFAULT_MAX_CALLS,
+    GIVE_UP_AFTER,
+    MAX_GIVE_UP_AFTER,
+    RECORD_MODES,
+)
 
 WRITES = (  # the closing paragraph of --help
     "Each case is written only after it succeeded; a failed case leaves its cassette byte for byte\n"
@@ -60,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--concurrency",
         type=int,
         default=DEFAULT_CONCURRENCY,
-        help=f"cases in flight at once (default {DEFAULT_CONCURRENCY})",
+        help=f"cases in flight at once (default {DEFAULT_CONCURRENCY}; fewer, said, if the open-file limit "
+        "would not hold them)",
     )
     parser.add_argument(
         "--model",
@@ -82,7 +92,25 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_CALLS,
         help=f"model calls one case may make before it ends with exit 3 (default {DEFAULT_MAX_CALLS})",
     )
+    add_live_arguments(parser)
     return parser
+
+
+def add_live_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that bound a live run and show what Strands logs (`score` has the same for `--mode live`)."""
+    parser.add_argument(
+        "--give-up-after",
+        type=float,
+        default=GIVE_UP_AFTER,
+        metavar="SECONDS",
+        help="stop the run (exit 2, keeping what was written) once the provider has been throttling this long "
+        f"with no call succeeding, above 0 and at most {MAX_GIVE_UP_AFTER:g} (default {GIVE_UP_AFTER:g})",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also print Strands' own log lines (its warnings, such as one per throttled call) to standard error",
+    )
 
 
 def main(
@@ -103,7 +131,8 @@ def main(
 
 def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out: TextIO, err: TextIO) -> int:
     try:
-        return flow.record_run(flow.RecordRequest.from_arguments(args), model_factory, out, err)
+        with strands_logs(args.verbose, err):
+            return flow.record_run(flow.RecordRequest.from_arguments(args), model_factory, out, err)
     except Refused as exc:
         print(exits.nothing_written(exc), file=err)
         return EXIT_BAD_INPUT

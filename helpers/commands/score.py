@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TextIO
 
 from helpers.commands import exits
+from helpers.commands.logs import strands_logs
 from helpers.files import WriteError
 from helpers.flows import Refused
 from helpers.flows import score as flow  # the standard library only at import: --help stays fast
@@ -54,7 +55,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--concurrency",
         type=int,
-        help="cases in flight at once (default 4 live, the harness's 10 in a replay)",
+        help="cases in flight at once (default 4 live, the harness's 10 in a replay; fewer, said, if the "
+        "open-file limit would not hold them)",
+    )
+    parser.add_argument(
+        "--give-up-after",
+        type=float,
+        metavar="SECONDS",
+        help="--mode live: stop the run (exit 2, nothing written) once the provider has been throttling this long "
+        f"with no call succeeding, above 0 and at most {flow.MAX_GIVE_UP_AFTER:g} (default {flow.GIVE_UP_AFTER:g})",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also print Strands' own log lines (its warnings, such as one per throttled call) to standard error",
     )
     parser.add_argument("--out", type=Path, help="where to write the saved report (JSON); --results can replace it")
     parser.add_argument(
@@ -132,7 +146,8 @@ def _main(argv: list[str] | None, out: TextIO, err: TextIO) -> int:
 
     request = flow.ScoreRequest.from_arguments(build_parser().parse_args(argv))
     try:
-        scored = flow.score_run(request, out, err)
+        with strands_logs(request.verbose, err):
+            scored = flow.score_run(request, out, err)
     except Refused as exc:
         print(exits.nothing_written(exc), file=err)
         return EXIT_BAD_INPUT

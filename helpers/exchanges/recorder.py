@@ -5,10 +5,13 @@ model are checked, and what an example's own refresh command (`walkthroughs.fcc.
 its staged cases. Which cases it records is the record mode: `all` (every case, as vcrpy's `all`
 re-records), `missing` (no cassette yet, as vcrpy's `once` records only where there is no
 cassette) or `stale` (no cassette, or one a replay would refuse: `helpers.exchanges.stale`; vcrpy
-has no such mode). Up to `concurrency` cases are in flight at once, each in a thread of
-its own, its calls in order; a throttled provider pauses them all (`helpers.exchanges.throttle`).
-Only this thread writes: each cassette as its case succeeds, atomically, so Ctrl-C or a failure
-later on keeps what already succeeded and leaves nothing half-written.
+has no such mode). Up to `concurrency` cases are in flight at once (fewer when the process's
+open-file limit would not hold them: `helpers.exchanges.open_files`), each in a thread of its own,
+its calls in order; a throttled provider pauses them all, and a provider that throttles every call
+for `give_up_after` seconds stops the run (`helpers.exchanges.throttle`; the provider's own client
+retries nothing: `helpers.exchanges.client_retries`). Only this thread writes: each cassette as its
+case succeeds, atomically, so Ctrl-C, giving up or a failure later on keeps what already succeeded
+and leaves nothing half-written.
 """
 
 from __future__ import annotations
@@ -25,11 +28,14 @@ from typing import Any, TextIO
 
 from helpers.commands import exits
 from helpers.exchanges.cassettes import CassetteError, Cassettes, cassette_paths
+from helpers.exchanges.client_retries import send_once
 from helpers.exchanges.live_progress import CaseProgress
+from helpers.exchanges.open_files import cases_in_flight
+from helpers.exchanges.provenance import provider_name
 from helpers.exchanges.record_options import DEFAULT_MAX_CALLS, RecordOptions, record_command
 from helpers.exchanges.recording import EXIT_AGENT_FAILED, RecordingModel, capture_task, commit_fixture
 from helpers.exchanges.stale import grouped, stale_cases
-from helpers.exchanges.throttle import SharedBackoff
+from helpers.exchanges.throttle import GIVE_UP_AFTER, SharedBackoff
 from helpers.exchanges.usage import Usage, data_usage
 from helpers.formats.exchange import DEFAULT_MATCH_ON
 
@@ -58,6 +64,7 @@ def record_cases(
     model_option: str | None = None,
     record_mode: str = "all",
     concurrency: int = 1,
+    give_up_after: float = GIVE_UP_AFTER,
 ) -> int:
     """Record the cases the mode selects (of each `only` case, or all) through `model`; returns the exit code.
 
@@ -76,7 +83,8 @@ def record_cases(
         model_option: The `--model` factory that built `model` (None: the default Bedrock model), kept
             in each cassette so that a fix line re-records from the same provider.
         record_mode: `all`, `missing` or `stale` (`RECORD_MODES`).
-        concurrency: Cases in flight at once.
+        concurrency: Cases in flight at once (fewer if the open-file limit would not hold them, said on `err`).
+        give_up_after: Seconds of throttling with no successful call after which the run stops (exit 2).
         out: Where progress and each recording's review are printed (standard output).
         err: Where refusals and each failed case are printed (standard error).
     """
@@ -101,7 +109,13 @@ def record_cases(
             f"Nothing to record: every selected cassette in {cassettes} is up to date ({record_mode} mode).", file=out
         )
         return exits.OK
-    run = _Run(schema, task, model, model_id, record_command, match_on, max_calls, model_option, err)
+    said = send_once(model)  # the run's back-off is the only layer of retries
+    if said is not None:
+        print(said, file=out)
+    concurrency, lowered = cases_in_flight(concurrency, len(chosen))
+    if lowered is not None:
+        print(lowered, file=err)
+    run = _Run(schema, task, model, model_id, record_command, match_on, max_calls, model_option, err, give_up_after)
     return run.record(chosen, paths, cassettes, concurrency, out)
 
 
@@ -151,6 +165,7 @@ class _Run:
         max_calls: int,
         model_option: str | None,
         err: TextIO,
+        give_up_after: float = GIVE_UP_AFTER,
     ) -> None:
         self.schema, self.task, self.model, self.model_id = schema, task, model, model_id
         self.match_on, self.max_calls, self.err = match_on, max_calls, err
@@ -159,8 +174,8 @@ class _Run:
             f"Recorded from {model_id} by `{command}`: the requests are what the agent sent and the events "
             "exactly what the provider streamed."
         )
-        self.backoff = SharedBackoff()
-        self.stop = threading.Event()
+        self.stop = threading.Event()  # Ctrl-C, or the back-off giving up: no further case starts
+        self.backoff = SharedBackoff(give_up_after=give_up_after, provider=provider_name(model), stop=self.stop)
 
     def record(
         self, chosen: list[Any], paths: dict[str, Path], cassettes: Path | str, concurrency: int, out: TextIO
@@ -179,7 +194,9 @@ class _Run:
         try:
             with _interrupt_between_cases(self.stop):
                 for _ in chosen:
-                    finished = _next(results, self.stop)
+                    finished = _next(results, self.stop, self.backoff)
+                    if finished is None and self.backoff.given_up():
+                        break
                     if finished is None:
                         raise KeyboardInterrupt
                     case, captured, said, recorder = finished
@@ -202,6 +219,9 @@ class _Run:
             )
             return exits.INTERRUPTED
         progress.close()
+        if self.backoff.given_up():
+            self._gave_up(len(chosen), progress, usage, cassettes, out)
+            return exits.BAD_INPUT
         recorded = len(chosen) - len(failures)
         print(f"Recorded {recorded} of {len(chosen)} case(s) into {cassettes}.", file=out)
         if recorded:
@@ -214,6 +234,22 @@ class _Run:
             print(f"Failed: {', '.join(name for name, _ in failures)} (their cassettes are unchanged).", file=self.err)
             return failures[0][1]
         return exits.OK
+
+    def _gave_up(self, chosen: int, progress: CaseProgress, usage: Usage, cassettes: Path | str, out: TextIO) -> None:
+        """Say that the run stopped, on whom, and what it kept: every cassette written so far."""
+        print(f"Recorded {progress.done} of {chosen} case(s) into {cassettes}.", file=out)
+        if progress.done:
+            print(f"They cost {usage.describe()}.", file=out)
+        print(self.backoff.summary(), file=out)
+        waiting = chosen - progress.done - progress.failed - progress.in_flight
+        print(
+            f"Gave up: {self.backoff.gave_up_reason()}. The {progress.done} cassette(s) recorded before are kept; "
+            f"{progress.failed} case(s) failed, {progress.in_flight} in flight were abandoned and {waiting} not "
+            "started, their cassettes unchanged. Run it again later (--record-mode missing records only the cases "
+            "still without a cassette), lower --concurrency, ask the provider for a higher quota, or raise "
+            "--give-up-after.",
+            file=self.err,
+        )
 
     def _work(self, jobs: Any, results: Any, paths: dict[str, Path], progress: CaseProgress) -> None:
         while not self.stop.is_set():
@@ -258,9 +294,9 @@ class _Run:
         return exits.OK
 
 
-def _next(results: Any, stop: threading.Event) -> Any:
-    """The next finished case, waiting in short steps so that Ctrl-C is seen at once; None once it was pressed."""
-    while not stop.is_set():
+def _next(results: Any, stop: threading.Event, backoff: SharedBackoff) -> Any:
+    """The next finished case, waiting in short steps so that Ctrl-C or giving up is seen at once; else None."""
+    while not stop.is_set() and not backoff.given_up():  # giving up sets `stop` too
         try:
             return results.get(timeout=0.1)
         except queue.Empty:

@@ -3,8 +3,10 @@
 `RecordingModel` wraps the `Model.stream` of whatever provider it is given (Bedrock, OpenAI,
 Anthropic, LiteLLM, Ollama, llama.cpp, a local stand-in) and passes every event through
 untouched, while it keeps each model call whole: the request in canonical form and the exact
-`StreamEvent` sequence (see `helpers.exchanges.calls`). A call is committed only when its stream
-ends, so a call that fails half way records nothing. The number of model calls per case is
+`StreamEvent` sequence (see `helpers.exchanges.calls`). A call's events are handed to the agent,
+and the call committed, only when its stream ends: a call that fails half way records nothing,
+and a throttle at any point of a stream is sent again under the run's one back-off
+(`helpers.exchanges.throttle`) before the agent has seen any of it. The number of model calls per case is
 bounded (`DEFAULT_MAX_CALLS`): a model that keeps calling a tool it was not offered ends the case
 in a few calls, with exit 3, instead of looping for hundreds. So is what one case may stream
 (`limits.STREAM`, counted as the events arrive): a model that runs on without end fails its
@@ -39,7 +41,13 @@ from helpers.commands import exits
 from helpers.errors import EvalError
 from helpers.exchanges.calls import assemble, canonical_request, to_json
 from helpers.exchanges.fixtures import FixtureError, check_exchange_size, parse_exchange, prompt_sha256, save_exchange
-from helpers.exchanges.provenance import STAND_IN_FIELD, describe_model, model_settings, setting_differences
+from helpers.exchanges.provenance import (
+    STAND_IN_FIELD,
+    describe_model,
+    model_settings,
+    provider_name,
+    setting_differences,
+)
 from helpers.exchanges.record_options import DEFAULT_MAX_CALLS, RecordOptions
 from helpers.exchanges.replay import AgentLoopModel, prompt_text
 from helpers.exchanges.throttle import SharedBackoff, ThrottledError, is_throttle, retry_after
@@ -76,7 +84,7 @@ class RecordingModel(AgentLoopModel):
     def __init__(self, inner: Model, *, max_calls: int = DEFAULT_MAX_CALLS, backoff: SharedBackoff | None = None):
         self.inner = inner
         self.max_calls = max_calls
-        self.backoff = backoff or SharedBackoff()
+        self.backoff = backoff or SharedBackoff(provider=provider_name(inner))
         self.seconds = 0.0  # wall time of the calls, from sending to the stream's end (pauses left out)
         self.throttled = 0  # throttled answers retried
         self.calls: list[dict[str, Any]] = []
@@ -109,34 +117,39 @@ class RecordingModel(AgentLoopModel):
             sent = prompt_text(messages)
             self.prompt_sha256 = prompt_sha256(sent) if sent is not None else None
         request = canonical_request(messages, tool_specs, system_prompt, **kwargs)
-        events: list[dict[str, Any]] = []
-        while True:  # a throttled call that streamed nothing is sent again once the run's pause is over
+        while True:  # a throttled call is sent again once the run's pause is over
             sent_at = await self.backoff.wait()
+            # held until the stream ends, so a throttle anywhere in it can be sent again; `stored` are fresh
+            # copies, whatever the agent later does to the events
+            events: list[Any] = []
+            stored: list[dict[str, Any]] = []
             try:
                 async for event in self.inner.stream(messages, tool_specs, system_prompt, **kwargs):
-                    self._count(event)
-                    events.append(to_json(event))  # a fresh copy, whatever the agent later does to the event
-                    yield event
+                    stored.append(to_json(event))
+                    self._count(stored[-1])
+                    events.append(event)
             except Exception as exc:
                 self.seconds += time.monotonic() - sent_at
-                if events or not is_throttle(exc):
+                if not is_throttle(exc):
                     raise
                 self._throttled(exc, sent_at)
                 continue
             self.seconds += time.monotonic() - sent_at
             self.backoff.succeeded()
             break
-        self._note_stand_in(events)
-        self.calls.append({"request": request, "events": events, "response": assemble(events)})
+        for event in events:
+            yield event
+        self._note_stand_in(stored)
+        self.calls.append({"request": request, "events": stored, "response": assemble(stored)})
 
-    def _count(self, event: Any) -> None:
-        """Add an event's size (as the cassette stores it) to the case's, and stop the case past `limits.STREAM`.
+    def _count(self, event: dict[str, Any]) -> None:
+        """Add an event's stored copy's size to the case's, and stop the case past `limits.STREAM`.
 
         Checked as the events arrive, so a model that streams without end is cut off at the cap
         instead of filling memory and then a cassette no replay would read.
         """
-        stored = json.dumps(to_json(event), ensure_ascii=False, separators=(",", ":"))
-        self.streamed += len(stored.encode("utf-8"))
+        text = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+        self.streamed += len(text.encode("utf-8"))
         if self.streamed > limits.STREAM.bytes:
             cap = limits.STREAM
             raise StreamTooLargeError(
@@ -146,13 +159,14 @@ class RecordingModel(AgentLoopModel):
 
     def _throttled(self, exc: Exception, sent_at: float) -> None:
         """Pause the run for a throttled call, or end the case once the call has been retried enough."""
+        self.backoff.throttled(sent_at, retry_after(exc))  # counted, whatever follows: the provider sent it
         if self.throttled >= self.backoff.max_retries:
             raise ThrottledError(
-                f"the provider still throttled after {self.throttled} retries of this case's model calls, the run "
-                f"pausing {self.backoff.paused:.0f} s in all; lower --concurrency, or ask for a higher quota"
+                f"{provider_name(self.inner)} still throttled after {self.throttled} retries of this case's model "
+                f"calls, the run pausing {self.backoff.paused:.0f} s in all; lower --concurrency, or ask the provider "
+                "for a higher quota"
             ) from exc
         self.throttled += 1
-        self.backoff.throttled(sent_at, retry_after(exc))
 
     def _note_stand_in(self, events: list[dict[str, Any]]) -> None:
         for event in events:

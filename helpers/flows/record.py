@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from helpers.exchanges.throttle import GIVE_UP_AFTER, MAX_GIVE_UP_AFTER  # the standard library only
 from helpers.flows import Refused, Request
 
 # helpers.formats.exchange.DEFAULT_MATCH_ON and MATCH_PARTS, and recording.DEFAULT_MAX_CALLS (a test checks they agree).
@@ -47,6 +48,8 @@ class RecordRequest(Request):
     region: str | None = None
     match_on: str = ",".join(DEFAULT_MATCH_ON)
     max_calls: int = DEFAULT_MAX_CALLS
+    give_up_after: float = GIVE_UP_AFTER
+    verbose: bool = False
 
     def match_parts(self) -> tuple[str, ...]:
         return tuple(self.match_on.split(","))
@@ -88,11 +91,24 @@ def _option_problem(request: RecordRequest) -> str | None:
         return f"--concurrency {request.concurrency}: at least one case must be in flight; pass a count such as 4."
     if request.max_calls < 1:
         return f"--max-calls {request.max_calls}: a case needs at least one model call; pass a count such as 12."
+    problem = give_up_problem(request.give_up_after)
+    if problem is not None:
+        return problem
     unknown = [part for part in request.match_parts() if part not in MATCH_PARTS]
     if unknown or not request.match_on:
         return f"--match-on {request.match_on!r}: name parts from {', '.join(MATCH_PARTS)}, separated by commas."
     if request.model is not None and (request.model_id is not None or request.region is not None):
         return "--model-id and --region set up the default Bedrock model; with --model, set them in your factory."
+    return None
+
+
+def give_up_problem(seconds: float) -> str | None:
+    """What is wrong with a `--give-up-after` value (record's and live score's), or None."""
+    if not 0 < seconds <= MAX_GIVE_UP_AFTER:  # NaN fails this too
+        return (
+            f"--give-up-after {seconds:g}: give the seconds a throttled run may go without a successful call, "
+            f"above 0 and at most {MAX_GIVE_UP_AFTER:g} (a day), such as {GIVE_UP_AFTER:g}."
+        )
     return None
 
 
@@ -209,4 +225,5 @@ def record(request: RecordRequest, inputs: Inputs, model: Any, out: TextIO, err:
         model_option=request.model,
         record_mode=request.record_mode,
         concurrency=request.concurrency,
+        give_up_after=request.give_up_after,
     )

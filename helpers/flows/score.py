@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from helpers import outputs
+from helpers.exchanges.throttle import GIVE_UP_AFTER, MAX_GIVE_UP_AFTER  # noqa: F401 (the command's --help)
 from helpers.files import one_step
 from helpers.flows import Refused, Request
 from helpers.mode import ENV_VAR, ModeError, requested_mode
@@ -42,6 +43,8 @@ class ScoreRequest(Request):
     mode: str | None = None
     model: str | None = None
     concurrency: int | None = None
+    give_up_after: float | None = None  # live only; None: helpers.exchanges.throttle.GIVE_UP_AFTER
+    verbose: bool = False
     out: Path | None = None
     results: Path | None = None
     match_threshold: float = 0.7
@@ -130,9 +133,11 @@ def check(request: ScoreRequest) -> str | None:
 def _check_source(request: ScoreRequest) -> str | None:
     """The predictions file, or the task's mode and cassette folder."""
     if request.predictions is not None:
-        if any(value is not None for value in (request.cassettes, request.mode, request.model, request.concurrency)):
+        given = (request.cassettes, request.mode, request.model, request.concurrency, request.give_up_after)
+        if any(value is not None for value in given):
             raise Refused(
-                "--cassettes, --mode, --model and --concurrency go with --task; scoring --predictions runs no agent."
+                "--cassettes, --mode, --model, --concurrency and --give-up-after go with --task; scoring "
+                "--predictions runs no agent."
             )
         _need_file(request.predictions, "--predictions", "the JSONL predictions file")
         return None
@@ -143,6 +148,14 @@ def _check_source(request: ScoreRequest) -> str | None:
         raise Refused(f"{exc}.") from exc
     if request.concurrency is not None and request.concurrency < 1:
         raise Refused(f"--concurrency {request.concurrency}: at least one case must be in flight; pass 4.")
+    if request.give_up_after is not None:
+        from helpers.flows.record import give_up_problem
+
+        problem = give_up_problem(request.give_up_after)
+        if mode != "live":
+            problem = "--give-up-after bounds a live run's throttling; a replay makes no model call (pass --mode live)."
+        if problem is not None:
+            raise Refused(problem)
     if mode == "live" and forced == "replay":
         raise Refused(f"--mode live, but {ENV_VAR}=replay forbids live calls; unset it to call Bedrock.")
     if mode == "replay":
@@ -239,7 +252,13 @@ def resolve(request: ScoreRequest, mode: str | None, out: TextIO) -> Inputs:
         else:  # the model each cassette is checked against; building a provider opens no socket
             model = _model(request.model, live=False) if request.model is not None else None
         options = TaskOptions(
-            request.schema, request.cases, request.task, request.cassettes, request.model, request.concurrency
+            request.schema,
+            request.cases,
+            request.task,
+            request.cassettes,
+            request.model,
+            request.concurrency,
+            request.give_up_after,
         )
         agent = AgentRun(task, schema, options, mode, cases, out, model=model)
     except (SchemaError, CaseFileError, FixtureError, PricesError) as exc:
@@ -284,7 +303,7 @@ def score(request: ScoreRequest, inputs: Inputs, out: TextIO, err: TextIO) -> Sc
     from strands_evals.evaluators import StructuredOutputSimilarity
 
     if inputs.agent is not None:
-        return _score_task(request, inputs, out)
+        return _score_task(request, inputs, out, err)
     if request.fanned_out():
         return _score_fanned_out(request, inputs, out, err)
     from helpers.harness.scoring import score_stored
@@ -294,17 +313,25 @@ def score(request: ScoreRequest, inputs: Inputs, out: TextIO, err: TextIO) -> Sc
     return Scored(report, describe_run(request, inputs.schema, _predicted(request, inputs.cases)))
 
 
-def _score_task(request: ScoreRequest, inputs: Inputs, out: TextIO) -> Scored:
-    """Run the task on every case through `Experiment` (replayed or live), then refuse what did not complete."""
+def _score_task(request: ScoreRequest, inputs: Inputs, out: TextIO, err: TextIO) -> Scored:
+    """Run the task on every case through `Experiment` (replayed or live), then refuse what did not complete.
+
+    No more cases are in flight than the open-file limit holds (said on `err` when that is fewer).
+    """
     from strands_evals.evaluators import StructuredOutputSimilarity
 
+    from helpers.exchanges.open_files import cases_in_flight
     from helpers.exchanges.usage import total
     from helpers.harness.scoring import score_task_sync
 
     agent = inputs.agent
     evaluator = StructuredOutputSimilarity(inputs.schema, match_threshold=request.match_threshold)
+    concurrency, lowered = cases_in_flight(agent.concurrency, len(inputs.cases))
+    if lowered is not None:
+        print(lowered, file=err)
     try:
-        report = score_task_sync(inputs.cases, agent.task, evaluator, max_workers=agent.concurrency)
+        with agent.stopping_on_interrupt():  # Ctrl-C ends every back-off pause at once
+            report = score_task_sync(inputs.cases, agent.task, evaluator, max_workers=concurrency)
     except KeyboardInterrupt:
         raise KeyboardInterrupt(agent.interrupted()) from None
     agent.finish(out)

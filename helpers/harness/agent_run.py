@@ -4,14 +4,19 @@ In a replay every cassette is checked before any agent runs (and, given a model,
 settings against that model's); a refused cassette does not stop the others, so every stale case
 is listed at once, with the one `record` command that re-records exactly them. Live, each case gets
 a fresh recording wrapper around the one model, sharing one back-off, so its calls are bounded and
-its usage is kept.
+its usage is kept; the model's own client retries nothing (`helpers.exchanges.client_retries`), a
+provider that throttles every call for `--give-up-after` seconds stops the run, and Ctrl-C ends
+every pause at once (`helpers.exchanges.throttle`).
 """
 
 from __future__ import annotations
 
 import shlex
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -31,6 +36,7 @@ class TaskOptions:
     cassettes: Path | None  # None live
     model: str | None
     concurrency: int | None
+    give_up_after: float | None = None  # live: None for helpers.exchanges.throttle.GIVE_UP_AFTER
 
 
 class AgentRun:
@@ -59,6 +65,7 @@ class AgentRun:
         self.exchanges: dict[str, Any] = {}
         self.recorders: dict[str, Any] = {}
         self.backoff: Any = None  # live: the one back-off every case in flight shares
+        self.gave_up: set[str] = set()  # live: the cases the back-off stopped when it gave up
         self.progress = CaseProgress(len(cases), sys.stderr, what="scored live")
         models = self._live(model, cases, out) if mode == "live" else self._replays(model, schema, cases, out)
         self.concurrency = options.concurrency or (DEFAULT_CONCURRENCY if mode == "live" else HARNESS_WORKERS)
@@ -67,12 +74,19 @@ class AgentRun:
         )
 
     def _live(self, model: Any, cases: list, out: TextIO) -> dict[str, Callable[[], Any]]:
+        from helpers.exchanges.client_retries import send_once
+        from helpers.exchanges.provenance import provider_name
         from helpers.exchanges.recording import RecordingModel
-        from helpers.exchanges.throttle import SharedBackoff
+        from helpers.exchanges.throttle import GIVE_UP_AFTER, SharedBackoff
         from helpers.services.models import describe_live
 
-        backoff = self.backoff = SharedBackoff()  # one back-off for every case in flight
+        give_up_after = self.options.give_up_after or GIVE_UP_AFTER
+        # one back-off for every case in flight, the only layer of retries
+        backoff = self.backoff = SharedBackoff(give_up_after=give_up_after, provider=provider_name(model))
         print(f"Scoring {len(cases)} case(s) live with {describe_live(model)}.", file=out)
+        said = send_once(model)
+        if said is not None:
+            print(said, file=out)
 
         def recorder(name: str) -> Any:  # a fresh one per case, which bounds its calls and keeps its usage
             self.recorders[name] = RecordingModel(model, backoff=backoff)
@@ -81,6 +95,8 @@ class AgentRun:
         return {case.name: partial(recorder, case.name) for case in cases}
 
     def _counted(self, user_task: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        from helpers.exchanges.throttle import GaveUpError
+
         def task(case: Any, model: Any) -> Any:
             self.progress.start()
             ok = False
@@ -88,6 +104,10 @@ class AgentRun:
                 output = user_task(case, model)
                 ok = True
                 return output
+            except Exception as exc:
+                if _in_chain(exc, GaveUpError):  # said once, for every such case, by `incomplete`
+                    self.gave_up.add(case.name)
+                raise
             finally:
                 self.progress.end(ok)
 
@@ -124,6 +144,31 @@ class AgentRun:
         fresh = {name: exchange for name, exchange in self.exchanges.items() if name not in self.stale}
         return {name: partial(self.cassettes.replay, name, exchange) for name, exchange in fresh.items()}
 
+    @contextmanager
+    def stopping_on_interrupt(self) -> Iterator[None]:
+        """Ctrl-C stops the back-off first, so every pause in flight ends at once, then interrupts as before.
+
+        The harness runs each case in a thread that the interpreter waits for before it exits: a
+        case sleeping out a 60 s pause would hold Ctrl-C up that long. Off the main thread, or
+        in a replay (which never pauses), nothing changes.
+        """
+        on_main = threading.current_thread() is threading.main_thread()
+        previous = signal.getsignal(signal.SIGINT) if on_main else None
+        if self.backoff is None or not callable(previous):  # off the main thread, ignored, or not set from Python
+            yield
+            return
+        backoff, interrupt = self.backoff, previous
+
+        def pressed(signum: int, frame: Any) -> None:
+            backoff.stop()
+            interrupt(signum, frame)
+
+        signal.signal(signal.SIGINT, pressed)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
     def finish(self, out: TextIO) -> None:
         self.progress.close()
         if self.backoff is not None and self.backoff.summary():
@@ -157,12 +202,19 @@ class AgentRun:
         if not self.stale and not self.problems:
             return None
         lines = [f"The {self.mode} run did not complete."]
+        problems = self.problems
+        if self.backoff is not None and self.backoff.given_up():  # one line for every case it stopped
+            lines.append(
+                f"It gave up: {self.backoff.gave_up_reason()}; {len(self.gave_up)} case(s) were stopped. Run it "
+                "again later, lower --concurrency, ask the provider for a higher quota, or raise --give-up-after."
+            )
+            problems = {name: problem for name, problem in problems.items() if name not in self.gave_up}
         if self.stale:
             lines.append(f"{len(self.stale)} of {len(self.names)} case(s) would be refused by their cassettes:")
             lines += [f"  {line}" for line in grouped(self.stale, self.names)]
             lines += self._fix_lines()
-        if self.problems:
-            lines.append(said_once(self.problems, self.names))
+        if problems:
+            lines.append(said_once(problems, self.names))
         return "\n".join(lines)
 
     def _fix_lines(self) -> list[str]:
@@ -204,3 +256,15 @@ class AgentRun:
             usages = self.usages()
             return {name: live_source(recorder.inner, usages[name]) for name, recorder in self.recorders.items()}
         return {name: exchange_source(exchange) for name, exchange in self.exchanges.items()}
+
+
+def _in_chain(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether `exc` or anything in its cause chain is a `kind`."""
+    link: BaseException | None = exc
+    seen: set[int] = set()
+    while link is not None and id(link) not in seen:
+        if isinstance(link, kind):
+            return True
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return False

@@ -14,10 +14,12 @@ fails or prints something other than JSON, an SSO profile never logged in or who
 expired, an unreadable config) is a `CredentialsError` naming the profile and the setting that
 failed; `auto` mode reads it as "replay".
 
-The live model's client has bounded waits (`CLIENT_CONFIG`: connect and read timeouts, a few
-standard-mode retries), so throttling or a server that stops answering ends in a bounded time;
-`describe_bedrock_error` turns what Bedrock or botocore raised into a message naming Bedrock
-and the fix.
+The live model's client has bounded waits (connect and read timeouts) and sends each call once
+(`ONE_ATTEMPT` over `CLIENT_CONFIG`: botocore's own retries off), so every throttle reaches the
+run's one back-off (`helpers.exchanges.throttle`), which paces, counts and bounds them.
+`CLIENT_CONFIG` alone, the same timeouts with a few standard-mode retries, is for an agent that
+runs with no recorder around it (the FCC notebook's live run). `describe_bedrock_error` turns what
+Bedrock or botocore raised into a message naming Bedrock and the fix.
 """
 
 from __future__ import annotations
@@ -46,9 +48,12 @@ SERVICE = "Amazon Bedrock"
 METADATA_ENV = "AWS_EC2_METADATA_DISABLED"
 METADATA_PROVIDERS = ("iam-role", "container-role")  # botocore's names for IMDS and the ECS endpoint
 
-# Bounded waits for the live model: a stalled stream or an outage ends within about
-# connect_timeout + read_timeout per attempt, for at most `total_max_attempts` attempts.
+# Bounded waits: a stalled stream or an outage ends within about connect_timeout + read_timeout
+# per attempt, for at most `total_max_attempts` attempts.
 CLIENT_CONFIG = Config(connect_timeout=10, read_timeout=60, retries={"mode": "standard", "total_max_attempts": 3})
+# The live model of `record` and `score --mode live`: one attempt per call, so a throttle is never
+# retried below the run's shared back-off, where it would be neither counted nor paced with the others.
+ONE_ATTEMPT = Config(retries={"mode": "standard", "total_max_attempts": 1})
 
 _HOW_TO_FIX = (
     "set AWS_PROFILE to a profile with Bedrock model access (for SSO: `aws sso login "
@@ -209,13 +214,15 @@ def live_model(
 
     Temperature defaults to 0 so that a re-recording differs from the last one only where the
     model really changed its answer. `client_config` (a `botocore.config.Config`) is merged over
-    `CLIENT_CONFIG`, so timeouts and retries stay bounded unless the caller sets them. The
-    endpoint follows boto3's own override, `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`.
+    `CLIENT_CONFIG` with `ONE_ATTEMPT` (bounded timeouts, one attempt per call: the recorder's
+    back-off is the only retry layer), so waits stay bounded unless the caller sets them. The endpoint follows
+    boto3's own override, `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`.
     """
     config.setdefault("temperature", 0.0)
     region = region or resolve_region()  # a profile that does not exist is a clear error here
     session = offline_session(region)
-    merged = CLIENT_CONFIG.merge(client_config) if client_config is not None else CLIENT_CONFIG
+    base = CLIENT_CONFIG.merge(ONE_ATTEMPT)
+    merged = base.merge(client_config) if client_config is not None else base
     return BedrockModel(boto_session=session, boto_client_config=merged, model_id=model_id, **config)
 
 
@@ -238,6 +245,8 @@ def retry_strategy(max_attempts: int = 3, initial_delay: int = 2, max_delay: int
     Strands' default retries a throttled call six times over about two minutes; this one gives
     up after `max_attempts` calls, waiting `initial_delay`, then twice that, and so on, each wait
     capped at `max_delay` (2 s + 4 s by default). A new instance per agent: the strategy keeps state.
+    It matters only for an agent run with no recorder around its model: under `record` and
+    `score --mode live` the recorder retries every throttle itself, so the strategy never sees one.
     """
     return ModelRetryStrategy(max_attempts=max_attempts, initial_delay=initial_delay, max_delay=max_delay)
 
@@ -246,14 +255,16 @@ _FROM_BEDROCK = (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientEr
 
 
 def bedrock_failure(exc: BaseException) -> BaseException | None:
-    """The error in `exc`'s chain that came from talking to Bedrock, if any (for a clear message)."""
-    from strands.types.exceptions import ModelThrottledException
+    """The error in `exc`'s chain that came from talking to Bedrock (botocore's), if any (for a clear message).
 
+    Strands' `ModelThrottledException` alone says nothing of where it came from (every provider
+    raises it): it counts only through the botocore error it was raised from.
+    """
     seen: set[int] = set()
     link: BaseException | None = exc
     while link is not None and id(link) not in seen:
         seen.add(id(link))
-        if isinstance(link, (*_FROM_BEDROCK, ModelThrottledException)):
+        if isinstance(link, _FROM_BEDROCK):
             return link
         link = link.__cause__ or link.__context__
     return None

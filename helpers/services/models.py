@@ -4,7 +4,10 @@
 `Model` (`OpenAIModel`, `AnthropicModel`, `LiteLLMModel`, `OllamaModel`, `LlamaCppModel`, a
 `BedrockModel` of your own, ...). The function reads its own settings (API keys, base URLs) the
 way that provider does, usually from the environment; nothing here sees them. Without
-`--model`, the model is `helpers.services.bedrock.live_model`, after the offline credentials check.
+`--model`, the model is `helpers.services.bedrock.live_model`, after the offline credentials check,
+whose client sends each call once. Whichever it is, the run then turns the client's own retries
+off where Strands exposes the client (`helpers.exchanges.client_retries`), so that the run's
+shared back-off is the only layer of retries.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The local stand-in (`helpers.services.stand_in`) answers each ConverseStream req
 whose document is in it, so cases in flight in any order get their own answers; here it also
 takes a little time per call and, for the requests a test names, answers with the stream's
 `throttlingException` event before anything else, as Bedrock throttles a stream. A spy on the
-run's `SharedBackoff` says when each throttle was heard.
+run's `SharedBackoff` says when each throttle was heard and when each call was let go.
 """
 
 from __future__ import annotations
@@ -40,19 +40,31 @@ def project(tmp_path, monkeypatch):
     return folder
 
 
+class Heard(list):
+    """When the run's back-off heard of each throttle; `released`: when it let each call go."""
+
+    released: list[float]
+
+
 @pytest.fixture
-def heard(monkeypatch) -> list[float]:
-    """When the run's back-off heard of each throttle (`time.monotonic()`)."""
-    times: list[float] = []
+def heard(monkeypatch) -> Heard:
+    """When the run's back-off heard of each throttle (`time.monotonic()`), and when it let each call go."""
+    times = Heard()
+    times.released = []
 
     class Spy(throttle.SharedBackoff):
-        def __init__(self) -> None:
-            super().__init__(first_delay=FIRST_DELAY)
+        def __init__(self, **options) -> None:
+            super().__init__(**options, first_delay=FIRST_DELAY)
 
         def throttled(self, sent_at: float, retry_after: float | None) -> None:
             assert retry_after is None  # Bedrock says nothing of how long to wait
             times.append(time.monotonic())
             super().throttled(sent_at, retry_after)
+
+        async def wait(self) -> float:
+            released = await super().wait()
+            times.released.append(released)
+            return released
 
     monkeypatch.setattr("helpers.exchanges.recorder.SharedBackoff", Spy)
     return times
@@ -95,9 +107,9 @@ def test_a_throttled_stream_pauses_every_case_and_the_cassettes_equal_one_at_a_t
         four = run_record(server, monkeypatch, 4)
     assert one[0] == 0 and four[0] == 0, (one, four)
     assert len(heard) == 1 and len(server.arrived) == 2 * len(NAMES) + 1
-    during = [t for t in server.arrived if heard[0] + 0.1 < t < heard[0] + FIRST_DELAY]
+    during = [t for t in heard.released if heard[0] < t < heard[0] + FIRST_DELAY]
     assert during == []  # no case sent a call while the run was paused
-    assert "The provider throttled 1 call(s); the run paused 0.3 s in all and sent them again." in four[1]
+    assert "The provider throttled 1 request(s); the run paused 0.3 s in all and sent them again." in four[1]
     for name in NAMES:
         assert without_recording_time(project / "cassettes" / f"{name}.json") == without_recording_time(
             project / "one" / f"{name}.json"

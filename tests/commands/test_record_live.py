@@ -19,7 +19,7 @@ from botocore.config import Config
 
 from helpers.commands import record
 from helpers.files import REPO_ROOT
-from tests.commands.streams import outcome
+from tests.commands.streams import outcome, streams
 from tests.servers.bedrock import BedrockServer, bedrock_environment, event, exception, text_stream, tool_use_stream
 
 BUNDLED = REPO_ROOT / "data" / "exchanges" / "offline_invoice.json"
@@ -99,16 +99,56 @@ def test_each_failure_ends_with_its_exit_code_and_leaves_the_cassettes_byte_for_
     assert len(bedrock.requests) <= 3
 
 
-def test_throttling_ends_bounded_and_leaves_the_cassettes_byte_for_byte(bedrock, cassettes):
-    # The bundled task keeps Strands' default retry strategy (about two minutes of backoff on
-    # throttling); this task is the same call with a bounded strategy, as a user's task would set.
-    bedrock.default = THROTTLED
+@pytest.fixture
+def heard(monkeypatch) -> list[float | None]:
+    """The Retry-After of each throttle the run's back-off heard; its first pause shortened (Bedrock sends none)."""
+    from helpers.exchanges import throttle
+
+    times: list[float | None] = []
+
+    class Quick(throttle.SharedBackoff):
+        def __init__(self, **options) -> None:
+            super().__init__(**options, first_delay=0.2)
+
+        def throttled(self, sent_at: float, retry_after: float | None) -> None:
+            times.append(retry_after)
+            super().throttled(sent_at, retry_after)
+
+    monkeypatch.setattr("helpers.exchanges.recorder.SharedBackoff", Quick)
+    return times
+
+
+def test_a_throttle_after_the_stream_began_is_sent_again_and_the_half_call_leaves_no_trace(bedrock, cassettes, heard):
+    # The bundled task keeps Strands' default retry strategy; the recorder holds each call's events until its
+    # stream ends, so the throttle is its own to retry, and Strands' strategy never sees it.
+    good = ("stream", tool_use_stream("Invoice", bundled_chunks(), tool_use_id="tooluse_live_1"))
+    bedrock.script = [THROTTLED, good]
+    code, printed = run_record(cassettes)
+    assert code == 0, printed
+    assert heard == [None] and len(bedrock.requests) == 2
+    assert "The provider throttled 1 request(s); the run paused 0.2 s in all and sent them again." in printed
+    (call,) = json.loads((cassettes / BUNDLED.name).read_text())["calls"]
+    assert call["response"]["message"]["content"][0]["toolUse"]["toolUseId"] == "tooluse_live_1"
+
+
+def test_a_bedrock_that_throttles_every_call_stops_the_run_after_give_up_after_naming_its_class(bedrock, cassettes):
+    bedrock.default = ("error", 429, "ThrottlingException", "Too many requests, please wait.")
     before = contents(cassettes)
-    code, printed = run_record(cassettes, task="tests.servers.tasks:invoice_task_bounded_retries")
-    assert code == 2, printed
-    assert "ModelThrottledException" in printed
+    argv = [
+        "--schema",
+        "walkthroughs.invoices:Invoice",
+        "--cases",
+        str(CASES),
+        "--task",
+        "walkthroughs.offline_invoice:task",
+    ]
+    code, out, err = streams(record.main, [*argv, "--cassettes", str(cassettes), "--give-up-after", "1.5"])
+    assert code == 2, (out, err)
     assert contents(cassettes) == before
-    assert len(bedrock.requests) == 2
+    assert "Gave up: no model call succeeded for 1.5 s while strands.models.bedrock.BedrockModel throttled (" in err
+    throttled = len(bedrock.requests)  # every request the server answered was a 429, and the run counted each
+    assert f"The provider throttled {throttled} request(s); the run paused" in out and "before it gave up" in out
+    assert "Traceback" not in err
 
 
 @pytest.mark.parametrize("name", ["broken mid-message", "stops answering", "stops mid-stream"])
@@ -162,25 +202,46 @@ def test_native_structured_output_is_recorded_and_replays_as_faithfully_as_a_too
     assert replay.unused_turns == 0
 
 
-def test_an_http_429_throttling_exception_pauses_the_run_and_is_sent_again(bedrock, cassettes, monkeypatch):
-    from helpers.exchanges import throttle
-
-    heard: list[float | None] = []
-
-    class Quick(throttle.SharedBackoff):  # Bedrock sends no Retry-After: the first pause, shortened
-        def __init__(self) -> None:
-            super().__init__(first_delay=0.2)
-
-        def throttled(self, sent_at: float, retry_after: float | None) -> None:
-            heard.append(retry_after)
-            super().throttled(sent_at, retry_after)
-
-    monkeypatch.setattr("helpers.exchanges.recorder.SharedBackoff", Quick)
+def test_an_http_429_throttling_exception_pauses_the_run_and_is_sent_again(bedrock, cassettes, heard):
     good = ("stream", tool_use_stream("Invoice", bundled_chunks(), tool_use_id="tooluse_live_1"))
     bedrock.script = [("error", 429, "ThrottlingException", "Too many requests, please wait."), good]
     code, printed = run_record(cassettes)
     assert code == 0, printed
     assert heard == [None] and len(bedrock.requests) == 2  # heard by the run's back-off, not Strands' own retries
-    assert "The provider throttled 1 call(s); the run paused 0.2 s in all and sent them again." in printed
+    assert "The provider throttled 1 request(s); the run paused 0.2 s in all and sent them again." in printed
     (call,) = json.loads((cassettes / BUNDLED.name).read_text())["calls"]  # the throttled attempt left no trace
     assert call["response"]["message"]["content"][0]["toolUse"]["toolUseId"] == "tooluse_live_1"
+
+
+USER_FACTORY = """
+from strands.models import BedrockModel
+
+
+def bedrock():  # as Strands' documentation shows it: botocore keeps its own retries (legacy mode, five attempts)
+    return BedrockModel(model_id="us.anthropic.claude-haiku-4-5-20251001-v1:0", temperature=0.0)
+"""
+
+
+def test_a_users_bedrock_model_sends_each_call_once_and_every_429_is_counted(
+    bedrock, cassettes, heard, tmp_path, monkeypatch
+):
+    for name in ("AWS_RETRY_MODE", "AWS_MAX_ATTEMPTS"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "user_bedrock.py").write_text(USER_FACTORY, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    throttle = ("error", 429, "ThrottlingException", "Too many requests, please wait.")
+    good = ("stream", tool_use_stream("Invoice", bundled_chunks(), tool_use_id="tooluse_live_1"))
+    bedrock.script = [throttle, throttle, throttle, good]
+    argv = ["--schema", "walkthroughs.invoices:Invoice", "--cases", str(CASES)]
+    argv += [
+        "--task",
+        "walkthroughs.offline_invoice:task",
+        "--cassettes",
+        str(cassettes),
+        "--model",
+        "user_bedrock:bedrock",
+    ]
+    code, out, err = streams(record.main, argv)
+    assert code == 0, err
+    assert len(bedrock.requests) == 4 and heard == [None, None, None]  # each 429 reached the run's back-off
+    assert "The provider throttled 3 request(s); the run paused" in out

@@ -277,11 +277,19 @@ def test_unused_turns_in_a_cassette_are_bad_input(project):
         (["--task", TASK, "--cassettes", ".", "--mode", "live"], "EVAL_NOTEBOOKS_MODE=replay forbids live calls"),
         (
             ["--predictions", "predictions.jsonl", "--cassettes", "."],
-            "--mode, --model and --concurrency go with --task",
+            "--mode, --model, --concurrency and --give-up-after go with --task",
         ),
-        (["--predictions", "predictions.jsonl", "--model", "m:f"], "--mode, --model and --concurrency go with --task"),
+        (
+            ["--predictions", "predictions.jsonl", "--model", "m:f"],
+            "--mode, --model, --concurrency and --give-up-after go with --task",
+        ),
         (["--task", TASK, "--cassettes", ".", "--model", "m:f"], "--model 'm:f': no module named 'm'"),
         (["--task", TASK, "--cassettes", ".", "--concurrency", "0"], "--concurrency 0: at least one case"),
+        (["--predictions", "predictions.jsonl", "--give-up-after", "5"], "and --give-up-after go with --task"),
+        (
+            ["--task", TASK, "--cassettes", ".", "--give-up-after", "5"],
+            "--give-up-after bounds a live run's throttling; a replay makes no model call (pass --mode live)",
+        ),
     ],
 )
 def test_bad_arguments_exit_2_with_the_fix(project, argv, message):

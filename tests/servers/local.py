@@ -9,6 +9,10 @@ from typing import Self
 
 
 class _Server(ThreadingHTTPServer):
+    # Connections waiting to be accepted: socketserver's default of 5 refuses some of the dozens a run
+    # with many cases in flight opens at once on a busy machine, where a provider's own servers would not.
+    request_queue_size = 128
+
     def server_bind(self) -> None:
         """Bind as TCPServer does, without HTTPServer's reverse look-up of 127.0.0.1 (a DNS query)."""
         socketserver.TCPServer.server_bind(self)
