@@ -10,7 +10,7 @@ spaces and any other character that is not a letter or digit, and at case change
 of capitals is one word (`API_KEY` is `api key`, `XApiKey` is `x api key`, `hfToken` is `hf
 token`). Width and compatibility forms are folded first (a full-width `ＡＰＩ＿ＫＥＹ` is `API_KEY`).
 A word marks a secret when it has one of `SECRET_PARTS` inside it, which catches glued names
-(`apikey`, `accesskey`, `secretkey`, `passwd`, `authtoken`), or is one of `SECRET_WORDS` (a plural
+(`apikey`, `accesskey`, `secretkey`, `passwd`, `authtoken`, `credz`), or is one of `SECRET_WORDS` (a plural
 too), short words that count only on their own (`stripe_sk`, `pin`, `sig`: not `task`, `spin`,
 `signal`); it marks an address likewise (`ADDRESS_WORDS`, `ADDRESS_PARTS`: `base_url`,
 `baseurl`, `https_proxy`). `token` inside a word marks a secret unless the value is a number or a
@@ -38,12 +38,12 @@ from typing import Any
 # A word of a name that is one of these marks a secret (compared also without a final `s`); inside a
 # longer word they are too often something else (`spin`, `signal`, `seven`) to count.
 SECRET_WORDS = frozenset(
-    {"pin", "sig", "otp", "totp", "mfa", "pem", "ssh", "pk", "sk", "pw", "salt", "cred", "saml", "sas", "psk"}
+    {"pin", "sig", "otp", "totp", "mfa", "pem", "ssh", "pk", "sk", "pw", "salt", "saml", "sas", "psk"}
     | {"env", "environ"}
 )
 # A word of a name that has one of these inside it marks a secret: glued names such as `apikey`.
 SECRET_PARTS = (
-    "key", "secret", "pass", "pwd", "jwt", "credential", "auth", "bearer", "cookie", "session", "signature",
+    "key", "secret", "pass", "pwd", "jwt", "cred", "auth", "bearer", "cookie", "session", "signature",
     "private", "cert", "header", "hmac", "login",
 )  # fmt: skip
 # `token` inside a word marks a secret, except over a number or a list of numbers (a count of tokens).

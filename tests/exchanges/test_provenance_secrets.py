@@ -92,6 +92,7 @@ SECRET_NAMES = [
         ["tls", "cert"],
         ["credentials"],
         ["creds"],
+        ["my", "credz"],
         ["otp"],
         ["pin"],
         ["webhook", "secret"],
