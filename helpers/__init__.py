@@ -9,12 +9,13 @@ What a notebook reader uses, and what serves the commands alone:
 - the notebooks (and `examples/walkthroughs`) import from `fuzzy/`, `render/`, `compare/`,
   `scale/`, `harness/` (cases, schema, scoring, saved reports, results), `exchanges/` (the
   exchange format, cassettes, fixtures, `ReplayModel`), `formats/`, `attribution/` (leaf
-  diffs, failures by kind), `services/bedrock.py`, `mode.py`, `files.py` and `errors.py`;
+  diffs, failures by kind, and the partners of list items, which scale-out workers store with a
+  saved report's leaf diffs), `services/bedrock.py`, `mode.py`, `files.py` and `errors.py`;
 - the commands alone use `commands/` (argument parsing and printing), `flows/` (what each
   command does, step by step), `report/` (the HTML page), `outputs.py`, and the live side of
   the shared folders: `exchanges/` recorder, recording, provenance, stale, throttle, usage and
   live_progress; `harness/` agent_run and tasks; `services/` models and stand_in;
-  `formats/prices.py`; `attribution/pairing.py`.
+  `formats/prices.py`.
 
 A run goes down the layers and comes back once: `commands/` calls `flows/`, which calls the
 concerns (`harness/`, `compare/`, `exchanges/`, `scale/`, `report/`, ...), which call `formats/`,

@@ -30,7 +30,6 @@ COMMAND_ONLY = (
     "helpers.services.models",
     "helpers.services.stand_in",
     "helpers.formats.prices",
-    "helpers.attribution.pairing",
 )
 
 

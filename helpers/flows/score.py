@@ -372,7 +372,7 @@ def _score_fanned_out(request: ScoreRequest, inputs: Inputs, out: TextIO, err: T
         workers = 1
     predictions = inputs.predictions or {}
     pairs = [(case, predictions[case.name]) for case in inputs.cases]
-    scorer = Scorer(request.schema, request.match_threshold, directory=os.getcwd())
+    scorer = Scorer(request.schema, request.match_threshold, directory=os.getcwd(), leaf_diffs=request.out is not None)
     if request.cluster is not None:
         require_dask()  # also for a run kept here: a missing Dask is said whatever the size
     here = kept_here(pairs, workers or 1, request.cluster, request.fan_out)

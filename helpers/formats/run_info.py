@@ -3,8 +3,10 @@
 `score` writes it as the top-level `"run"` object of the saved report (beside the report's own
 fields, which Strands Evals' `StructuredOutputReport.from_file` reads and this key leaves alone:
 pydantic ignores a key the model does not name) and as `"run"` in a results file's header. So
-`report`, `compare` and `power` need nothing repeated, and can say that a run was answered by a
-stand-in or written by hand::
+`report`, `compare` and `power` need nothing repeated, can refuse to compare two runs scored by
+different rules (`helpers.compare.scoring_rules`), and can say that a run was answered by a
+stand-in or written by hand. The schema is named for display and for that check: no command
+imports a module because a run names it::
 
     "run": {"schema": "my_schema:Invoice", "schema_sha256": "...", "match_threshold": 0.7,
             "comparators": {"invoice_id": "ExactComparator@1.0", ...},

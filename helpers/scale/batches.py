@@ -40,6 +40,7 @@ class Scorer:
     schema: str
     match_threshold: float = 0.7
     directory: str | None = None  # where the driver found the schema module; searched first
+    leaf_diffs: bool = False  # with the report, also find each document's leaf diff (a saved report carries them)
 
     def model(self) -> type[BaseModel]:
         return _schema(self.schema, self.directory)
@@ -109,9 +110,10 @@ class BatchResult:
     """What comes back: the batch's report (when the driver keeps one) and one row per document.
 
     `totals` are the batch's overall and per-path counts when its rows carry none (a run that
-    writes no results file); otherwise each row carries its own. With the report come its
-    documents' leaf diffs as data (`helpers.attribution.stored.stored_document`), found here, on
-    the worker, so the saved report carries them without the driver diffing every document alone.
+    writes no results file); otherwise each row carries its own. With the report come, when the
+    scorer asks (`Scorer.leaf_diffs`), its documents' leaf diffs as data
+    (`helpers.attribution.stored.stored_document`), found here, on the worker, so the saved report
+    carries them without the driver diffing every document alone.
     """
 
     index: int
@@ -148,7 +150,9 @@ def score_cases(
     names every case of the batch.
     """
     report = score_stored(cases, outputs, scorer.evaluator())
-    diffs = [stored_document(diff) for diff in report_diffs(report, scorer.spec())] if keep_report else None
+    diffs = None
+    if keep_report and scorer.leaf_diffs:
+        diffs = [stored_document(diff) for diff in report_diffs(report, scorer.spec())]
     kept = report if keep_report else None
     if failures:
         return BatchResult(index, list(rows_from_report(report, scorer.spec())), kept, leaf_diffs=diffs)
@@ -179,7 +183,8 @@ def failed_batch(batch: Batch, scorer: Scorer, problem: str, keep_report: bool) 
             diagnoses=[None] * count,
             recommendations=[None] * count,
         )
-    return BatchResult(batch.index, rows, report, leaf_diffs=[] if keep_report else None)  # no rows: nothing to diff
+    diffs: list[dict[str, Any]] | None = [] if keep_report and scorer.leaf_diffs else None  # no rows: nothing to diff
+    return BatchResult(batch.index, rows, report, leaf_diffs=diffs)
 
 
 def _failed_cases(batch: Batch) -> Sequence[dict[str, Any]]:

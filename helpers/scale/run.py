@@ -186,7 +186,7 @@ class ScaleRun:
     engine: str
     report: StructuredOutputReport | None = None
     results: Path | None = None
-    leaf_diffs: list[dict[str, Any]] | None = None  # with the report: each document's, as data, in case order
+    leaf_diffs: list[dict[str, Any]] | None = None  # with the report, if the scorer asked: as data, in case order
 
 
 def batches(pairs: Iterable[tuple[Case, Any]], scorer: Scorer, size: int = BATCH_SIZE) -> Iterator[Batch]:
@@ -286,7 +286,11 @@ def score_at_scale(
                     progress.finish()
     report = StructuredOutputReport.flatten(reports) if keep_report else None
     return ScaleRun(
-        summary, name, report, Path(results) if results is not None else None, leaf_diffs if keep_report else None
+        summary,
+        name,
+        report,
+        Path(results) if results is not None else None,
+        leaf_diffs if keep_report and scorer.leaf_diffs else None,
     )
 
 

@@ -9,6 +9,7 @@ another start.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import sys
 import threading
@@ -96,6 +97,22 @@ def test_a_run_without_a_results_file_skips_failures_by_kind_but_keeps_every_cou
     assert overall == sum((row.overall for row in with_failures), Counts())
 
 
+def test_batches_find_leaf_diffs_only_when_the_scorer_asks_and_as_one_process_does(run_pairs, single):
+    """`score --out` asks (`Scorer.leaf_diffs`); a notebook's `Scorer(SCHEMA)` pays nothing for them."""
+    from helpers.attribution.kinds import report_diffs
+    from helpers.attribution.stored import stored_document
+
+    engine = Engine(engine_module.InlineExecutor(), 1, "1 process")
+    for asks in (False, True):
+        scorer, merged = Scorer(SCHEMA, leaf_diffs=asks), []
+        _fan_out(engine, batches(run_pairs, scorer, 4), scorer, True, merged.append, 60.0, failures=False)
+        found = [diff for result in merged for diff in result.leaf_diffs or ()]
+        assert all((result.leaf_diffs is not None) == asks for result in merged)
+        if asks:
+            assert found == [stored_document(diff) for diff in report_diffs(single, Scorer(SCHEMA).spec())]
+            assert any(document["leaves"] for document in found)
+
+
 def test_batches_in_memory_are_bounded_by_the_window(monkeypatch):
     """However long the run, at most two batches per slot are read ahead of the merge."""
     import helpers.scale.run as run_module
@@ -145,7 +162,8 @@ def test_score_with_workers_writes_the_one_process_report(order_project, monkeyp
     assert "scored 30 documents on 2 local processes; none failed" in printed
     assert "Wrote 30 document row(s) to two.jsonl." in printed
     one = (order_project / "one.json").read_text()
-    assert (order_project / "two.json").read_text() == one
+    assert (order_project / "two.json").read_text() == one  # the leaf diffs the workers found included
+    assert any(document["leaves"] for document in json.loads(one)["leaf_diffs"]["documents"])
     report = load_report(order_project / "one.json")
     fields = report.metrics().field_metrics
     expected = {path: Counts(**{key: values.get(key, 0) for key in COUNTS}) for path, values in fields.items()}
