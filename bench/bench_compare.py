@@ -151,7 +151,8 @@ def intervals_of(comparison, gathered: bool) -> dict[str, list[float]]:
     """Every interval the command prints: overall and each field's F1, from the draws or by gathering."""
     targets = ["overall", *(f"{path}.f1" for path in comparison.paths)]
     if not gathered:
-        return {target: list(vars(comparison.delta(target)).values()) for target in targets}
+        found = {target: comparison.delta(target) for target in targets}
+        return {target: [change.estimate, change.low, change.high] for target, change in found.items()}
     import numpy as np
 
     from helpers.compare.bootstrap import interval
@@ -183,13 +184,13 @@ def measure(kind: str, old: str, new: str) -> dict:
         import stickler  # noqa: F401 (imported before the clock starts, as every other library is)
 
         import helpers.harness.results  # noqa: F401
-        from helpers.commands.compare import report_text
         from helpers.compare.runs import compare_files
+        from helpers.flows.compare import text
 
         before = resident()
         start, cpu = time.perf_counter(), time.process_time()
         comparison = compare_files(old, new)
-        report_text(comparison, [])
+        text(comparison, [])
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         intervals = intervals_of(comparison, gathered=False)
     else:  # the old algorithm: validate whole reports, then gather every resample
