@@ -24,7 +24,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 .DEFAULT_GOAL := help
 .PHONY: help setup lab run test lint format outputs check-outputs record record-fcc compare clean
 .PHONY: bench bench-fuzzy bench-compare bench-gates bench-scale bench-notebooks bench-identity bench-report
-.PHONY: bench-record
+.PHONY: bench-record bench-quick
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -89,6 +89,10 @@ compare: $(STAMP) ## Compare two saved reports and apply gates: make compare OLD
 	@$(BIN)/python scripts/make_compare.py $(call shell_word,OLD) $(call shell_word,NEW) $(call shell_word,GATES)
 
 bench: bench-fuzzy bench-compare bench-gates bench-scale bench-identity bench-notebooks bench-report bench-record ## Every benchmark, each printing ratios measured in one run
+
+# `make test` runs the same check beside the unit tests (scripts/run_tests.py).
+bench-quick: $(STAMP) ## Every benchmark at its smallest size and one round (--quick), two at a time; fails on any error
+	$(BIN)/python scripts/bench_quick.py
 
 bench-fuzzy: $(STAMP) ## FuzzyEquals against deepdiff
 	$(BIN)/python -m bench.bench_fuzzy

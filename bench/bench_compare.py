@@ -3,6 +3,7 @@
     python -m bench.bench_compare                                  the default sizes
     python -m bench.bench_compare --reports 1000 --results 0       pick the sizes (0 skips)
     python -m bench.bench_compare --old-max 1000                   the old algorithm up to this size
+    python -m bench.bench_compare --quick                          50 and 200 documents, one round (CI)
 
 Data: simulated, generated here from seeds (nothing is stored). The 60 simulated invoices of
 `walkthroughs.simulated_runs` are scored once through the harness with both simulated
@@ -48,7 +49,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.timing import interleaved_results, median, ratio_spread, spread
+from bench.timing import (
+    QUICK_NOTE,
+    QUICK_ROUNDS,
+    add_quick,
+    interleaved_results,
+    least_rounds,
+    median,
+    ratio_spread,
+    spread,
+)
 
 TARGET_SECONDS, TARGET_BYTES = 10.0, 1 << 30  # issue 11: 10,000 documents per side in under 10 s and 1 GB
 SEED = 11
@@ -151,7 +161,8 @@ def intervals_of(comparison, gathered: bool) -> dict[str, list[float]]:
     """Every interval the command prints: overall and each field's F1, from the draws or by gathering."""
     targets = ["overall", *(f"{path}.f1" for path in comparison.paths)]
     if not gathered:
-        return {target: list(vars(comparison.delta(target)).values()) for target in targets}
+        found = {target: comparison.delta(target) for target in targets}
+        return {target: [change.estimate, change.low, change.high] for target, change in found.items()}
     import numpy as np
 
     from helpers.compare.bootstrap import interval
@@ -183,13 +194,13 @@ def measure(kind: str, old: str, new: str) -> dict:
         import stickler  # noqa: F401 (imported before the clock starts, as every other library is)
 
         import helpers.harness.results  # noqa: F401
-        from helpers.commands.compare import report_text
         from helpers.compare.runs import compare_files
+        from helpers.flows.compare import text
 
         before = resident()
         start, cpu = time.perf_counter(), time.process_time()
         comparison = compare_files(old, new)
-        report_text(comparison, [])
+        text(comparison, [])
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         intervals = intervals_of(comparison, gathered=False)
     else:  # the old algorithm: validate whole reports, then gather every resample
@@ -247,10 +258,11 @@ def row(label: str, figures: dict, floor: dict, old: dict | None) -> str:
     )
 
 
-def measured(kinds: list[str], old: Path, new: Path, rounds: int) -> dict[str, dict]:
+def measured(kinds: list[str], old: Path, new: Path, rounds: int, quick: bool) -> dict[str, dict]:
     """Each kind's figures over `rounds` rounds, the kinds interleaved within each round."""
     runs = {kind: (lambda kind=kind: child(kind, old, new)) for kind in kinds}
-    return {kind: summary(figures) for kind, figures in interleaved_results(rounds, runs).items()}
+    found = interleaved_results(rounds, runs, minimum=least_rounds(quick))
+    return {kind: summary(figures) for kind, figures in found.items()}
 
 
 def same(new: dict, old: dict) -> tuple[bool, bool]:
@@ -266,6 +278,7 @@ def main() -> int:
     parser.add_argument("--old-max", type=int, default=1000, help="run the old algorithm up to this size")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are printed (at least 3)")
     parser.add_argument("--measure", nargs=3, metavar=("KIND", "OLD", "NEW"), help=argparse.SUPPRESS)
+    add_quick(parser)
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(*args.measure)))
@@ -282,6 +295,9 @@ def main() -> int:
     )
     if args.rounds < 3:
         parser.error("--rounds must be at least 3: every figure is a median with its range")
+    if args.quick:
+        args.reports, args.results, args.old_max, args.rounds = [50], [200], 50, QUICK_ROUNDS
+        print(QUICK_NOTE)
     print("data: simulated (seeded), each document a scored simulated invoice pair; 2,000 resamples, seed 0")
     print(f"each figure: the median of {args.rounds} interleaved rounds (its range); load average {load()}")
     old_pool, new_pool, old_rows, new_rows = scored_pool()
@@ -293,7 +309,7 @@ def main() -> int:
             total = write_report(old_pool, picks, old) + write_report(new_pool, picks, new)
             print(f"\nsaved reports, {size:,} documents per side ({mb(total)} of JSON in all)")
             kinds = ["floor", "compare", *(["old"] if size <= args.old_max else [])]
-            figures = measured(kinds, old, new, args.rounds)
+            figures = measured(kinds, old, new, args.rounds, args.quick)
             floor, compare, previous = figures["floor"], figures["compare"], figures.get("old")
             print(row("floor", floor, floor, None))
             print(row("compare", compare, floor, previous))
@@ -316,7 +332,7 @@ def main() -> int:
                 total = write_results(old_rows, picks, old, varied) + write_results(new_rows, picks, new, varied)
                 kind = "varied (almost no two documents share counts)" if varied is not None else "drawn from 60 pairs"
                 print(f"\ncompact results files, {size:,} documents per side, {kind} ({mb(total)} of JSON lines)")
-                figures = measured(["floor", "compare"], old, new, args.rounds)
+                figures = measured(["floor", "compare"], old, new, args.rounds, args.quick)
                 floor, compare = figures["floor"], figures["compare"]
                 print(row("floor", floor, floor, None))
                 print(row("compare", compare, floor, None))

@@ -5,6 +5,7 @@
     python -m bench.bench_fuzzy --sizes 1000,10000             the deepdiff sizes
     python -m bench.bench_fuzzy --shape-sizes 2000,100000      the shape sizes
     python -m bench.bench_fuzzy --deepdiff-max 10000           skip deepdiff above a size
+    python -m bench.bench_fuzzy --quick                        100 rows, shapes at 500, one round (CI)
 
 Part 1, against deepdiff. Data: a generated (seeded, not recorded) SQL-like result set of six
 columns, compared with a copy whose rows are shuffled and whose keys are in another order per
@@ -54,7 +55,7 @@ from importlib.metadata import version
 
 from deepdiff import DeepDiff
 
-from bench.timing import interleaved, median, spread
+from bench.timing import MIN_ROUNDS, QUICK_NOTE, QUICK_ROUNDS, add_quick, interleaved, median, spread
 from helpers.fuzzy.evaluator import FuzzyEquals
 
 REGIONS = ["North", "South", "East", "West", "Central"]
@@ -110,11 +111,11 @@ def measured(rounds: int, calls: dict[str, Callable[[], object]]) -> tuple[dict[
     def keeping(name: str, call: Callable[[], object]) -> Callable[[], None]:
         return lambda: results.__setitem__(name, call())
 
-    seconds = interleaved(rounds, {name: keeping(name, call) for name, call in calls.items()}, clock=time.process_time)
+    timed = {name: keeping(name, call) for name, call in calls.items()}
+    seconds = interleaved(rounds, timed, minimum=QUICK_ROUNDS, clock=time.process_time)  # rounds: MIN_ROUNDS or --quick
     return seconds, results
 
 
-ROUNDS = 3
 # With `significant_digits`, deepdiff pairs every row whose rounded hash changed against every other
 # (0.03 s at 300 rows with the ignored `math_epsilon`, 14 s with the honoured rounding), so its
 # tolerance case is timed at this many rows and below only.
@@ -126,13 +127,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="300,1000,10000", help="comma-separated row counts against deepdiff")
     parser.add_argument("--shape-sizes", default="2000,100000", help="comma-separated sizes of the shapes")
     parser.add_argument("--deepdiff-max", type=int, default=100_000, help="largest size deepdiff is timed at")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    rounds = MIN_ROUNDS
+    if args.quick:
+        args.sizes, args.shape_sizes, rounds = "100", "500", QUICK_ROUNDS
+        print(QUICK_NOTE)
     sizes = _sizes(args.sizes)
     shape_sizes = _sizes(args.shape_sizes)
     gc.freeze()  # the imported libraries are never garbage: keep each collection between runs short
     try:
-        wrong = _run(sizes, args.deepdiff_max) if sizes else 0
-        wrong += _run_shapes(shape_sizes) if shape_sizes else 0
+        wrong = _run(sizes, args.deepdiff_max, rounds) if sizes else 0
+        wrong += _run_shapes(shape_sizes, rounds) if shape_sizes else 0
     finally:
         gc.unfreeze()
     if wrong:
@@ -144,7 +150,7 @@ def _sizes(text: str) -> list[int]:
     return [int(size.replace("_", "")) for size in text.split(",") if size.strip()]
 
 
-def _run(sizes: list[int], deepdiff_max: int) -> int:
+def _run(sizes: list[int], deepdiff_max: int, rounds: int) -> int:
     """Time every size against deepdiff, print one line per case, and count wrong verdicts."""
     print(
         f"FuzzyEquals vs deepdiff {version('deepdiff')}, Python {platform.python_version()}, "
@@ -161,7 +167,6 @@ def _run(sizes: list[int], deepdiff_max: int) -> int:
         noisy = perturbed(exact, seed=rows + 2, noise=NOISE)
         broken = [dict(row) for row in noisy]
         broken[len(broken) // 2]["total"] *= 1.05
-        rounds = ROUNDS
         run_deepdiff = rows <= deepdiff_max
         rounding = {"significant_digits": 2, "number_format_notation": "e"}  # honoured with ignore_order
 
@@ -328,7 +333,7 @@ def _peak(call: Callable[[], object]) -> tuple[int, object]:
     return peak, result
 
 
-def _run_shapes(sizes: list[int]) -> int:
+def _run_shapes(sizes: list[int], rounds: int) -> int:
     """Time and measure each shape at each size; count wrong verdicts."""
     print()
     print("FuzzyEquals(ignore_order=True) on the shapes of issue 11; generated data (seeded), CPU seconds;")
@@ -349,7 +354,7 @@ def _run_shapes(sizes: list[int]) -> int:
                 "floor": lambda v=numbers: sorted(v),
                 "fuzzy": lambda e=evaluator, x=expected, a=actual: e.compare(x, a),
             }
-            seconds, results = measured(3, calls)
+            seconds, results = measured(rounds, calls)
             floor, took, output = median(seconds["floor"]), median(seconds["fuzzy"]), results["fuzzy"]
             peak, _ = _peak(lambda e=evaluator, x=expected, a=actual: e.compare(x, a))
             target = TARGETS.get(n)
@@ -365,7 +370,7 @@ def _run_shapes(sizes: list[int]) -> int:
     expected, actual = near_duplicates(largest, largest)
     actual[len(actual) // 2] *= 1.05
     seconds, results = measured(
-        3, {"fuzzy": lambda: FuzzyEquals(ignore_order=True, numeric_tolerance=TOLERANCE).compare(expected, actual)}
+        rounds, {"fuzzy": lambda: FuzzyEquals(ignore_order=True, numeric_tolerance=TOLERANCE).compare(expected, actual)}
     )
     output = results["fuzzy"]
     wrong += output.test_pass

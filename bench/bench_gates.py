@@ -2,6 +2,7 @@
 
     python bench/bench_gates.py                        1,000 seeds at 10, 30, 100 and 1,000 documents
     python bench/bench_gates.py --seeds 2000 --sizes 60
+    python bench/bench_gates.py --quick                20 seeds at 10 documents, 100 resamples (CI)
 
 Data: simulated from seeds by `walkthroughs.simulated_gates` (nothing is stored, no model is
 called), where every rate of the simulation lives: an invoice extractor on a schema of nine gated
@@ -37,6 +38,7 @@ import argparse
 import sys
 import time
 
+from bench.timing import QUICK_NOTE, add_quick
 from walkthroughs.simulated_gates import (
     CONFIDENCE,
     FIELDS,
@@ -66,7 +68,11 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=SEEDS, help="simulated pairs of runs per size and scenario")
     parser.add_argument("--resamples", type=int, default=RESAMPLES, help="bootstrap resamples per comparison")
     parser.add_argument("--seed", type=int, default=SEED, help="master seed: the same figures from the same seed")
+    add_quick(parser)
     args = parser.parse_args()
+    if args.quick:
+        args.sizes, args.seeds, args.resamples = [min(SIZES)], 20, 100
+        print(QUICK_NOTE)
     level = 1 - CONFIDENCE
     print(
         f"data: simulated (seed {args.seed}); {len(FIELDS)} gated fields, high(delta(FIELD.f1)) >= 0 on each; "

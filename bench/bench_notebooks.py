@@ -3,6 +3,7 @@
     python -m bench.bench_notebooks                 every notebook, 3 interleaved rounds
     python -m bench.bench_notebooks --rounds 5
     python -m bench.bench_notebooks NAME.ipynb ...  pick notebooks
+    python -m bench.bench_notebooks --quick         the quickest notebook, one round (CI)
 
 Run from the repository root (`make bench-notebooks` does).
 
@@ -38,10 +39,11 @@ from pathlib import Path
 
 import nbformat
 
-from bench.timing import MIN_ROUNDS, median, ratio_spread, spread
+from bench.timing import MIN_ROUNDS, QUICK_NOTE, QUICK_ROUNDS, add_quick, median, ratio_spread, spread
 from scripts import notebooks
 
 TARGET_RATIO = 1.8
+QUICK_NOTEBOOK = "Strands_Evals_Offline_Agent.ipynb"  # the quickest to run (about 3 s of cells), for --quick
 COMMAND = [sys.executable, str(notebooks.ROOT / "scripts" / "notebooks.py"), "run"]
 REPORTED = re.compile(r"^ok\s+(?P<name>\S+): ran \d+ code cells in (?P<seconds>[\d.]+) s")
 
@@ -103,9 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rounds", type=int, default=MIN_ROUNDS, help=f"interleaved rounds, at least {MIN_ROUNDS} (default)"
     )
+    add_quick(parser)
     args = parser.parse_args(argv)
     if args.rounds < MIN_ROUNDS:
         parser.error(f"--rounds must be at least {MIN_ROUNDS}")
+    if args.quick:
+        args.notebook, args.rounds = args.notebook or [QUICK_NOTEBOOK], QUICK_ROUNDS
+        print(QUICK_NOTE)
     paths = notebooks.notebooks(args.notebook)
     print(f"load average before: {load()}; {os.cpu_count()} cores; timing `python scripts/notebooks.py run`")
     wall: dict[str, list[float]] = {"floor": [], "real": []}

@@ -1,6 +1,7 @@
 """Benchmark: `record --concurrency 8` against one case at a time, and a throttled run's extra requests.
 
     python -m bench.bench_record [--cases 200] [--delay 0.2] [--rounds 3] [--per-second 20]
+    python -m bench.bench_record --quick      5 cases, 0.05 s per call, 2 requests a second, one round (CI)
 
 Data: `--cases` copies of the five purchase orders of `examples/your_own_agent`, each renamed and
 given a reference line of its own (`tests.servers.orders.copies`). The provider is the local
@@ -35,7 +36,16 @@ import threading
 import time
 from pathlib import Path
 
-from bench.timing import interleaved_results, median, ratio_spread, spread
+from bench.timing import (
+    QUICK_NOTE,
+    QUICK_ROUNDS,
+    add_quick,
+    interleaved_results,
+    least_rounds,
+    median,
+    ratio_spread,
+    spread,
+)
 from tests.servers.openai import OpenAIServer, throttled_step
 from tests.servers.orders import FOLDER, OrderAnswers, copies, write_cases
 
@@ -105,7 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay", type=float, default=0.2, help="seconds per model call (default 0.2)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--per-second", type=int, default=20, help="the throttled run's rate limit (default 20)")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    if args.quick:
+        args.cases, args.delay, args.per_second, args.rounds = 5, 0.05, 2, QUICK_ROUNDS
+        print(QUICK_NOTE)
     print(f"load average before: {', '.join(f'{v:.1f}' for v in os.getloadavg())}; {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as temp:
         folder = project(Path(temp), args.cases)
@@ -115,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                 "1": lambda: record(folder, server.url, 1, "one")[0],
                 "8": lambda: record(folder, server.url, 8, "eight")[0],
             }
-            walls = interleaved_results(args.rounds, runs)
+            walls = interleaved_results(args.rounds, runs, least_rounds(args.quick))
             calls = len(server.requests)
         floor = args.cases * args.delay
         runs_made = f"{calls} calls over {2 * args.rounds} runs"

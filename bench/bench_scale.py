@@ -3,6 +3,7 @@
     python -m bench.bench_scale                       every size below, 3 rounds (long on a loaded machine)
     python -m bench.bench_scale --sizes 20:1000       pick sizes as items:documents
     python -m bench.bench_scale --rounds 5
+    python -m bench.bench_scale --quick               20 documents of 1 item, 20 for the memory, one round (CI)
 
 Data: the seeded SIMULATED invoices of `walkthroughs.simulated_large` (nothing recorded),
 with N line items each and the simulated extractor's mistakes.
@@ -63,7 +64,7 @@ from pathlib import Path
 from stickler import eval_for
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from bench.timing import MIN_ROUNDS, interleaved, median, ratio_spread, spread
+from bench.timing import MIN_ROUNDS, QUICK_NOTE, QUICK_ROUNDS, add_quick, interleaved, median, ratio_spread, spread
 from helpers.commands.score import main as score_main
 from helpers.harness import fast_stickler
 from helpers.harness.cases import load_cases, load_predictions
@@ -317,7 +318,11 @@ def _print_size(items: int, count: int, runs: dict, wall: dict, cpu: dict, engin
 
 
 def _check(pairs: list, kept: dict, engines: dict) -> bool:
-    """Every score is the bare loop's, and every report the command wrote is stickler-as-shipped's."""
+    """Every score is the bare loop's, and every report the command wrote is stickler-as-shipped's.
+
+    The command's report also carries the run's self-description (`"run"`), which a report scored
+    here has not: it is compared apart, every engine's with the one process's.
+    """
     with fast_stickler.shipped():
         outputs = {case.name: output for case, output in pairs}
         reference = score_stored([case for case, _ in pairs], outputs, StructuredOutputSimilarity(Invoice))
@@ -326,9 +331,14 @@ def _check(pairs: list, kept: dict, engines: dict) -> bool:
         print("  SCORES DIFFER from the bare loop")
         same = False
     expected = _sessionless(json.loads(reference.model_dump_json()))
+    described = json.loads(kept[COMMAND]).get("run")
     for name in (COMMAND, *FANNED):
-        if _sessionless(json.loads(kept[name])) != expected:
+        written = json.loads(kept[name])
+        if _sessionless({key: value for key, value in written.items() if key != "run"}) != expected:
             print(f"  THE REPORT DIFFERS: {name} [{engines.get(name, 'one process')}]")
+            same = False
+        if written.get("run") != described:
+            print(f"  THE RUN'S SELF-DESCRIPTION DIFFERS: {name} [{engines.get(name, 'one process')}] from one process")
             same = False
     if kept[RESULTS_FANNED] != kept[RESULTS]:
         print(f"  THE RESULTS FILE DIFFERS: {RESULTS_FANNED} [{engines[RESULTS_FANNED]}] from one process")
@@ -370,7 +380,9 @@ def startup(rounds: int) -> None:
         "a spawned worker's imports": [python, "-c", "import helpers.scale.worker_imports"],
     }
     seconds = interleaved(
-        rounds, {name: lambda c=c: subprocess.run(c, check=True, capture_output=True) for name, c in commands.items()}
+        rounds,
+        {name: lambda c=c: subprocess.run(c, check=True, capture_output=True) for name, c in commands.items()},
+        minimum=min(rounds, MIN_ROUNDS),  # main refuses fewer than MIN_ROUNDS but for --quick
     )
     floor = seconds["import pydantic, stickler (floor)"]
     for name, values in seconds.items():
@@ -435,9 +447,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default=DEFAULT_SIZES, help="items:documents pairs, comma separated")
     parser.add_argument("--rounds", type=int, default=MIN_ROUNDS, help="interleaved rounds (at least 3)")
     parser.add_argument("--memory-documents", type=int, default=1000)
+    add_quick(parser)
     args = parser.parse_args(argv)
     if args.rounds < MIN_ROUNDS:
         parser.error(f"--rounds must be at least {MIN_ROUNDS}")
+    if args.quick:
+        args.sizes, args.rounds, args.memory_documents = "1:20", QUICK_ROUNDS, 20
+        print(QUICK_NOTE)
     sizes = [tuple(int(part) for part in size.split(":")) for size in args.sizes.split(",")]
     print(
         f"bench_scale: Python {platform.python_version()}, {os.cpu_count()} CPUs, "

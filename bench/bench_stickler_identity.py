@@ -2,6 +2,7 @@
 
     python -m bench.bench_stickler_identity                     10,000 random documents (about 5 minutes on 2 cores)
     python -m bench.bench_stickler_identity --documents 2000    fewer
+    python -m bench.bench_stickler_identity --quick             every fixture and 50 random documents (CI)
 
 `helpers.harness.fast_stickler.differences` scores each set twice, with stickler as shipped and
 with the speed-up, and compares byte for byte the saved report (every score, verdict, reason,
@@ -22,6 +23,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from importlib.metadata import version
 
+from bench.timing import QUICK_NOTE, add_quick
 from helpers.harness import fast_stickler
 from walkthroughs.identity_runs import Shipment, fixture_runs, random_run
 
@@ -39,7 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=10_000)
     parser.add_argument("--processes", type=int, default=2)
+    add_quick(parser)
     args = parser.parse_args(argv)
+    if args.quick:
+        args.documents = 50
+        print(QUICK_NOTE)
     print(f"stickler-eval {version('stickler-eval')} (the speed-up was verified on {fast_stickler.VERIFIED_VERSION})")
     failed = False
     for name, pairs, model in fixture_runs():

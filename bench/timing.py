@@ -1,7 +1,14 @@
-"""What every benchmark here reports: the median of interleaved rounds, with the range beside it."""
+"""What every benchmark here reports: the median of interleaved rounds, with the range beside it.
+
+Every benchmark also takes `--quick` (`add_quick`): its smallest size and one round, which
+`make bench-quick` runs in CI to prove each benchmark still runs end to end and its own checks
+(identical scores, right verdicts, every case recorded) still pass. A quick run's figures
+measure nothing; only the documented sizes' do.
+"""
 
 from __future__ import annotations
 
+import argparse
 import gc
 import statistics
 import time
@@ -9,6 +16,11 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 MIN_ROUNDS = 3
+QUICK_ROUNDS = 1  # a smoke run: one round proves the code runs; a median needs MIN_ROUNDS
+QUICK_NOTE = (
+    "--quick: the smallest size (one round of any timing), only to check that the benchmark runs; "
+    "no figure below means anything"
+)
 T = TypeVar("T")
 
 
@@ -44,6 +56,21 @@ def interleaved_results(rounds: int, runs: dict[str, Callable[[], T]], minimum: 
         for name, run in runs.items():
             found[name].append(run())
     return found
+
+
+def add_quick(parser: argparse.ArgumentParser) -> None:
+    """The `--quick` flag, worded the same in every benchmark."""
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="CI's smoke run (make bench-quick): the smallest size and one round; it checks that the "
+        "benchmark runs and its own checks pass, and its figures measure nothing",
+    )
+
+
+def least_rounds(quick: bool) -> int:
+    """The fewest rounds a run may take: one for `--quick`, else enough for a median."""
+    return QUICK_ROUNDS if quick else MIN_ROUNDS
 
 
 def median(values: Iterable[float]) -> float:

@@ -1,18 +1,20 @@
-"""`make test`'s checks side by side: the unit tests, every notebook under nbval, and mypy.
+"""`make test`'s checks side by side: the unit tests, every notebook under nbval, mypy, and every benchmark.
 
 The notebook run spends most of its time waiting on its kernels, and mypy (about 15 s of one core
 when its cache is cold, as on CI) waits on nothing the tests do, so on two cores the three finish
-in about the time of the unit tests instead of the sum. Each pytest run spreads its files over
+in about the time of the unit tests instead of the sum. Every benchmark runs at its smallest size
+(`scripts/bench_quick.py`, as `make bench-quick`, one at a time here since the tests hold both
+cores), so a benchmark that no longer runs fails the suite. Each pytest run spreads its files over
 two pytest-xdist workers (`--dist loadfile`: a file's tests, and its module-scoped fixtures such as
 a local cluster, a browser or a notebook's kernel, stay on one worker), since most of a test's or
-a cell's time is a wait on a child process. The unit tests print as they run; the output of mypy
-and of the notebook run is held and printed whole after them, so nothing interleaves and each
-ends with its own summary line. Every process runs on one BLAS thread (`ONE_BLAS_THREAD`).
+a cell's time is a wait on a child process. The unit tests print as they run; the output of mypy,
+the notebook run and the benchmarks is held and printed whole after them, so nothing interleaves
+and each ends with its own summary line. Every process runs on one BLAS thread (`ONE_BLAS_THREAD`).
 
     python scripts/run_tests.py [PYTEST OPTION ...]   options go to both pytest runs, e.g. -x or --durations=20
 
-Exit code: 0 when all three pass, otherwise the first non-zero code of the unit tests, the
-notebooks and mypy, in that order.
+Exit code: 0 when all four pass, otherwise the first non-zero code of the unit tests, the
+notebooks, mypy and the benchmarks, in that order.
 """
 
 from __future__ import annotations
@@ -38,18 +40,27 @@ UNIT = [PYTEST, *WORKERS, "--no-loadscope-reorder", "-p", "tests.start_order", "
 # The notebook run keeps no cache: two pytest processes writing one .pytest_cache could clash.
 NOTEBOOKS = [PYTEST, *WORKERS, "--nbval", "--nbval-current-env", "-p", "no:cacheprovider", "examples/notebooks"]
 MYPY = [str(BIN / "mypy")]  # its files and options are pyproject.toml's, as `make lint` runs it
+BENCHMARKS = [sys.executable, "scripts/bench_quick.py", "--jobs", "1"]
 
 
 def main(options: list[str]) -> int:
     environment = os.environ | ONE_BLAS_THREAD
     held: dict[str, tuple[subprocess.Popen, IO[str]]] = {}
     with ExitStack() as stack:
-        for name, command in (("notebooks (nbval)", [*NOTEBOOKS, *options]), ("mypy", MYPY)):
+        held_commands = (
+            ("notebooks (nbval)", [*NOTEBOOKS, *options]),
+            ("mypy", MYPY),
+            ("benchmarks (--quick)", BENCHMARKS),
+        )
+        for name, command in held_commands:
             output = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))
             process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT, env=environment)
             stack.callback(stop, process)
             held[name] = process, output
-        print(f"`{' '.join(NOTEBOOKS[1:])}` and mypy run beside the unit tests; their output follows them.")
+        print(
+            f"`{' '.join(NOTEBOOKS[1:])}`, mypy and `make bench-quick` run beside the unit tests; "
+            "their output follows them."
+        )
         codes = {"unit tests": subprocess.run([*UNIT, *options], cwd=ROOT, check=False, env=environment).returncode}
         for name, (process, output) in held.items():
             codes[name] = process.wait()

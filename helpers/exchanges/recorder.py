@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import io
 import queue
+import shlex
 import signal
 import sys
 import threading
@@ -137,13 +138,19 @@ def _chosen(
     folder = Cassettes(cassettes, [case.name for case in selected], tool_name=schema.__name__, record_command=command)
     if record_mode == "missing":
         return [case for case in selected if not folder.paths[case.name].is_file()]
-    stale, broken = stale_cases(task, schema, selected, folder, model=model, match_on=match_on)
-    order = [case.name for case in selected]
-    fresh = len(selected) - len(stale) - len(broken)
+    found = stale_cases(task, schema, selected, folder, model=model, match_on=match_on)
+    stale, order = found.stale, [case.name for case in selected]
+    fresh = len(selected) - len(stale) - len(found.broken)
     print(f"Replayed {len(selected)} cassette(s) offline: {fresh} up to date, {len(stale)} stale.", file=out)
     for line in grouped(stale, order):
         print(f"  stale: {line}", file=out)
-    for line in grouped(broken, order):
+    unchecked = [name for name in found.unchecked if name not in stale]
+    if unchecked:
+        only = " ".join(shlex.quote(name) for name in unchecked)
+        why = f"no model named (hand-authored), so none was checked; `--record-mode all --only {only}` re-records"
+        for line in grouped(dict.fromkeys(unchecked, f"{why} from this one"), order):
+            print(f"  not checked: {line}", file=out)
+    for line in grouped(found.broken, order):
         print(f"  not re-recorded, the task itself fails on its replay: {line}", file=err)
     return [case for case in selected if case.name in stale]
 

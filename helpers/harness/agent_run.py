@@ -17,7 +17,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
@@ -131,14 +131,9 @@ class AgentRun:
                 self.exchanges[name] = exchange
             if reason is not None:
                 self.stale[name] = reason
-        checked = (
-            f"each cassette's model and settings checked against --model {options.model}"
-            if given is not None
-            else "model settings not checked (pass --model to check them)"
-        )
         print(
             f"Scoring {len(cases)} case(s) by replaying {options.cassettes}"
-            f"{describe_origins(self.exchanges.values())}; {checked}.",
+            f"{describe_origins(self.exchanges.values())}; {self._checked(given)}.",
             file=out,
         )
         fresh = {name: exchange for name, exchange in self.exchanges.items() if name not in self.stale}
@@ -168,6 +163,24 @@ class AgentRun:
             yield
         finally:
             signal.signal(signal.SIGINT, previous)
+
+    def _checked(self, given: Any) -> str:
+        """What the replay checked each cassette's model against, counting the cassettes that name no model."""
+        from helpers.exchanges.stale import records_a_model
+
+        if given is None:
+            return "model settings not checked (pass --model to check them)"
+        loaded = list(self.exchanges.values())
+        unchecked = sum(not records_a_model(exchange) for exchange in loaded)
+        against = f"--model {self.options.model}"
+        if not unchecked:
+            return f"each cassette's model and settings checked against {against}"
+        if unchecked == len(loaded):
+            return f"model settings not checked: none of the {unchecked} cassette(s) names a model (hand-authored)"
+        return (
+            f"model and settings checked against {against} for {len(loaded) - unchecked} of {len(loaded)} "
+            f"cassette(s); {unchecked} name no model (hand-authored) and were not checked"
+        )
 
     def finish(self, out: TextIO) -> None:
         self.progress.close()
@@ -218,15 +231,26 @@ class AgentRun:
         return "\n".join(lines)
 
     def _fix_lines(self) -> list[str]:
-        """The `record --record-mode stale` command(s) that re-record exactly the stale cases, with their options."""
+        """The `record --record-mode stale` command(s) that re-record exactly the stale cases, with their options.
+
+        Each carries the options its cassettes were recorded with, except the model: a replay given
+        `--model` checked the cassettes against that model, so only recording from it makes the
+        replay pass (the recorded one would find every cassette up to date and record nothing).
+        """
         from helpers.exchanges.record_options import RecordOptions, record_command
 
-        known = [RecordOptions.of(exchange) for exchange in self.exchanges.values()]
-        fallback = known[0] if known else RecordOptions(model=self.options.model)
+        given = self.options.model
+
+        def options_of(exchange: Any) -> RecordOptions:
+            recorded = RecordOptions.of(exchange)  # its matching and call limit, and its model unless one was given
+            return recorded if given is None else replace(recorded, model=given)
+
+        known = [options_of(exchange) for exchange in self.exchanges.values()]
+        fallback = known[0] if known else RecordOptions(model=given)
         groups: dict[RecordOptions, list[str]] = {}
         for name in self.stale:
             exchange = self.exchanges.get(name)
-            groups.setdefault(RecordOptions.of(exchange) if exchange else fallback, []).append(name)
+            groups.setdefault(options_of(exchange) if exchange else fallback, []).append(name)
         lines = ["Re-record exactly those with:"]
         options = self.options
         for recorded, names in groups.items():
