@@ -66,6 +66,8 @@ from strands_evals.evaluators import StructuredOutputSimilarity
 
 from bench.timing import MIN_ROUNDS, QUICK_NOTE, QUICK_ROUNDS, add_quick, interleaved, median, ratio_spread, spread
 from helpers.commands.score import main as score_main
+from helpers.formats.leaf_diffs import LEAF_DIFFS_KEY
+from helpers.formats.run_info import RUN_KEY
 from helpers.harness import fast_stickler
 from helpers.harness.cases import load_cases, load_predictions
 from helpers.harness.scoring import score_stored
@@ -317,11 +319,16 @@ def _print_size(items: int, count: int, runs: dict, wall: dict, cpu: dict, engin
     print(f"  --results: {ratio_spread(wall[RESULTS], wall[COMMAND])} of the command writing --out (failures by kind)")
 
 
+# What `score --out` writes beside the report's own JSON, as data (`helpers.harness.reports.save_report`).
+ADDED_BY_SCORE = (RUN_KEY, LEAF_DIFFS_KEY)
+
+
 def _check(pairs: list, kept: dict, engines: dict) -> bool:
     """Every score is the bare loop's, and every report the command wrote is stickler-as-shipped's.
 
-    The command's report also carries the run's self-description (`"run"`), which a report scored
-    here has not: it is compared apart, every engine's with the one process's.
+    The command's report also carries what `score` adds as data (the run's self-description,
+    `"run"`, and every document's leaf diff, `"leaf_diffs"`), which a report scored here has not:
+    those are compared apart, every engine's with the one process's.
     """
     with fast_stickler.shipped():
         outputs = {case.name: output for case, output in pairs}
@@ -331,15 +338,16 @@ def _check(pairs: list, kept: dict, engines: dict) -> bool:
         print("  SCORES DIFFER from the bare loop")
         same = False
     expected = _sessionless(json.loads(reference.model_dump_json()))
-    described = json.loads(kept[COMMAND]).get("run")
+    one_process = json.loads(kept[COMMAND])
     for name in (COMMAND, *FANNED):
         written = json.loads(kept[name])
-        if _sessionless({key: value for key, value in written.items() if key != "run"}) != expected:
+        if _sessionless({key: value for key, value in written.items() if key not in ADDED_BY_SCORE}) != expected:
             print(f"  THE REPORT DIFFERS: {name} [{engines.get(name, 'one process')}]")
             same = False
-        if written.get("run") != described:
-            print(f"  THE RUN'S SELF-DESCRIPTION DIFFERS: {name} [{engines.get(name, 'one process')}] from one process")
-            same = False
+        for key in ADDED_BY_SCORE:
+            if written.get(key) != one_process.get(key):
+                print(f"  ITS {key!r} DIFFERS: {name} [{engines.get(name, 'one process')}] from one process")
+                same = False
     if kept[RESULTS_FANNED] != kept[RESULTS]:
         print(f"  THE RESULTS FILE DIFFERS: {RESULTS_FANNED} [{engines[RESULTS_FANNED]}] from one process")
         same = False
