@@ -1,7 +1,6 @@
 """Cassettes and recorded streams are bounded: a file over its cap is refused before it is parsed,
 and a model that streams without end is cut off at the cap, failing its case and writing nothing."""
 
-import dataclasses
 import json
 import shutil
 
@@ -14,6 +13,7 @@ from helpers.exchanges.fixtures import FixtureError, load_exchange
 from helpers.formats import limits
 from tests.commands.streams import outcome, streams
 from tests.exchanges.test_recording import CORRECT_CHUNKS, ScriptedModel, make_record_argv, tool_events
+from tests.size_caps import no_parsing, small_cap
 from walkthroughs import offline_invoice
 
 SAMPLE = offline_invoice.FIXTURE_PATH.parents[2] / "examples" / "your_own_agent"
@@ -21,26 +21,6 @@ REPLAY = [
     "--schema", "purchase_order:PurchaseOrder", "--cases", "cases.jsonl", "--task", "extract:task",
     "--cassettes", "cassettes", "--out", "run.json",
 ]  # fmt: skip
-
-
-def no_parsing(monkeypatch, over=1 << 20):
-    """Make a JSON parse of more than `over` characters fail, so a test shows a refusal came before parsing.
-
-    The small files of the run (the case file, its lines) are still parsed as usual.
-    """
-    parse = json.loads
-
-    def guarded(text, *args, **kwargs):
-        if len(text) > over:
-            raise AssertionError(f"a text of {len(text):,} characters was parsed before its size was checked")
-        return parse(text, *args, **kwargs)
-
-    monkeypatch.setattr(json, "loads", guarded)
-
-
-def small_cap(monkeypatch, name, size):
-    """`limits.<name>` lowered to `size` bytes, so a test stays small and fast."""
-    monkeypatch.setattr(limits, name, dataclasses.replace(getattr(limits, name), bytes=size))
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 read whole is bounded: the results header, a results row and a saved report, each refused before
 it is parsed, naming the file and the cap."""
 
-import dataclasses
 import json
 
 import pytest
@@ -12,6 +11,7 @@ from helpers.compare.reading import is_results_file, read_run_file
 from helpers.formats import limits
 from helpers.formats.results import ResultRow, ResultsError, ResultsHeader, iter_results, read_header
 from helpers.harness.reports import load_report, load_run_info
+from tests.size_caps import no_parsing, small_cap
 
 HEADER = ResultsHeader(schema="receipts:Receipt").model_dump(by_alias=True)
 ROW = ResultRow(name="r-1", score=0.5, test_pass=False).model_dump(mode="json")
@@ -28,22 +28,6 @@ def with_cases(count):
     source = {"origin": "predictions", "provider": None, "model_id": None, "endpoint": None, "file": "p.jsonl"}
     cases = {f"case-{index:06d}": source for index in range(count)}
     return {**HEADER, "run": {"schema": "receipts:Receipt", "cases": cases}}
-
-
-def small_cap(monkeypatch, name, size):
-    monkeypatch.setattr(limits, name, dataclasses.replace(getattr(limits, name), bytes=size))
-
-
-def no_parsing(monkeypatch, over=1 << 20):
-    """Make a JSON parse of more than `over` characters fail: a refusal must come before parsing."""
-    parse = json.loads
-
-    def guarded(text, *args, **kwargs):
-        if len(text) > over:
-            raise AssertionError(f"a text of {len(text):,} characters was parsed before its size was checked")
-        return parse(text, *args, **kwargs)
-
-    monkeypatch.setattr(json, "loads", guarded)
 
 
 # --- telling a results file from a saved report ---------------------------------------------------
