@@ -18,21 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers.openai import OpenAIServer
+from tests.servers.openai import OpenAIServer, factory_module
 from tests.servers.orders import FOLDER, OrderAnswers, copies, write_cases
 
 CASES = 40
 LIMIT = 96  # open files: what the programs below may hold
-FACTORY = """
-import os
-
-from strands.models.openai import OpenAIModel
-
-
-def local():
-    client_args = {"base_url": os.environ["LOCAL_OPENAI_URL"], "api_key": "sk-local", "timeout": 10}
-    return OpenAIModel(client_args=client_args, model_id="llama-3.2-local", params={"temperature": 0})
-"""
+FACTORY = factory_module(timeout=10)
 
 
 @pytest.fixture(autouse=True)

@@ -30,21 +30,12 @@ from helpers.exchanges import throttle
 from helpers.exchanges.fixtures import load_exchange
 from tests.commands.streams import streams
 from tests.sample_project import sample_project
-from tests.servers.openai import OpenAIServer, throttled_step
+from tests.servers.openai import OpenAIServer, factory_module, throttled_step
 from tests.servers.orders import FOLDER, OrderAnswers
 
 NAMES = ["po-1001", "po-1002", "po-1003", "po-1004", "po-1005"]
 BASE = ["--schema", "purchase_order:PurchaseOrder", "--cases", "cases.jsonl", "--task", "extract:task"]
-FACTORY = """
-import os
-
-from strands.models.openai import OpenAIModel
-
-
-def local():
-    client_args = {"base_url": os.environ["LOCAL_OPENAI_URL"], "api_key": "sk-local", "timeout": 5, "max_retries": 0}
-    return OpenAIModel(client_args=client_args, model_id="llama-3.2-local", params={"temperature": 0})
-"""
+FACTORY = factory_module(timeout=5, max_retries=0)
 DELAY = 0.05  # seconds per answered call: enough for cases to overlap, little enough for a fast test
 
 

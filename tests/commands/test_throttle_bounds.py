@@ -24,23 +24,14 @@ from helpers.commands import record, score
 from helpers.exchanges import throttle
 from tests.commands.streams import streams
 from tests.sample_project import sample_project
-from tests.servers.openai import OpenAIServer, throttled_step
+from tests.servers.openai import OpenAIServer, factory_module, throttled_step
 from tests.servers.orders import OrderAnswers
 
 NAMES = ["po-1001", "po-1002", "po-1003", "po-1004", "po-1005"]
 BASE = ["--schema", "purchase_order:PurchaseOrder", "--cases", "cases.jsonl", "--task", "extract:task"]
 LIVE = ["--model", "models:local"]
 # A user's factory as the provider's documentation shows it: the openai client keeps its own retries.
-FACTORY = """
-import os
-
-from strands.models.openai import OpenAIModel
-
-
-def local():
-    client_args = {"base_url": os.environ["LOCAL_OPENAI_URL"], "api_key": "sk-local", "timeout": 5}
-    return OpenAIModel(client_args=client_args, model_id="llama-3.2-local", params={"temperature": 0})
-"""
+FACTORY = factory_module(timeout=5)
 
 
 @pytest.fixture(autouse=True)

@@ -125,3 +125,22 @@ class OpenAIServer(LocalServer):
                 pass
 
         self.serve(Handler)
+
+
+def factory_module(timeout: float, max_retries: int | None = None) -> str:
+    """A user's `models.py` whose `local()` builds an `OpenAIModel` for this server (`LOCAL_OPENAI_URL`).
+
+    Without `max_retries` the openai client keeps its own default retries, as the provider's
+    documentation shows a factory.
+    """
+    retries = "" if max_retries is None else f', "max_retries": {max_retries}'
+    return f"""
+import os
+
+from strands.models.openai import OpenAIModel
+
+
+def local():
+    client_args = {{"base_url": os.environ["LOCAL_OPENAI_URL"], "api_key": "sk-local", "timeout": {timeout}{retries}}}
+    return OpenAIModel(client_args=client_args, model_id="llama-3.2-local", params={{"temperature": 0}})
+"""
