@@ -316,7 +316,10 @@ def _print_size(items: int, count: int, runs: dict, wall: dict, cpu: dict, engin
     )
     for label, one in ONE_PROCESS.items():
         print(f"  {label}: {ratio_spread(wall[one], wall[label])} as fast as one process")
-    print(f"  --results: {ratio_spread(wall[RESULTS], wall[COMMAND])} of the command writing --out (failures by kind)")
+    print(
+        f"  --results: {ratio_spread(wall[RESULTS], wall[COMMAND])} the wall time and "
+        f"{ratio_spread(cpu[RESULTS], cpu[COMMAND])} the CPU time of the command writing --out (failures by kind)"
+    )
 
 
 # What `score --out` writes beside the report's own JSON, as data (`helpers.harness.reports.save_report`).

@@ -16,6 +16,8 @@ Exit code: 0 when every benchmark exits 0, otherwise 1.
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -27,6 +29,7 @@ TIMEOUT = 300  # seconds a benchmark's quick run may take, on a loaded machine, 
 # The longest quick runs (Dask clusters and spawned workers; every fixture scored twice) start first,
 # so that the others fill the second lane beside them instead of waiting behind them at the end.
 FIRST = ("bench.bench_scale", "bench.bench_stickler_identity")
+RUNNING: set[int] = set()  # the process group of each benchmark running now, to stop on Ctrl-C
 
 
 def benchmarks() -> list[str]:
@@ -36,19 +39,43 @@ def benchmarks() -> list[str]:
 
 
 def run(module: str, timeout: float) -> tuple[str, int, float, str]:
-    """One benchmark's quick run: its module, exit code (-1 when stopped at the timeout), wall seconds, output."""
+    """One benchmark's quick run: its module, exit code (-1 when stopped at the timeout), wall seconds, output.
+
+    It runs in a session of its own, so that a stopped benchmark takes the processes it started
+    (workers, a local cluster, a server) with it; Ctrl-C, which the terminal then sends to this
+    process only, stops every one still running (`stop_all`).
+    """
     command = [sys.executable, "-m", module, "--quick"]
     started = time.perf_counter()
+    with subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    ) as process:
+        RUNNING.add(process.pid)
+        try:
+            printed, _ = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop(process.pid)
+            printed, _ = process.communicate()
+            printed += f"\nstopped: still running after {timeout:g} s\n"
+            return module, -1, time.perf_counter() - started, printed
+        finally:
+            RUNNING.discard(process.pid)
+    return module, process.returncode, time.perf_counter() - started, printed
+
+
+def stop(group: int) -> None:
+    """End a benchmark's process group, whatever is left of it."""
     try:
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as expired:
-        printed = _text(expired.stdout) + _text(expired.stderr)
-        return module, -1, time.perf_counter() - started, printed + f"\nstopped: still running after {timeout:g} s\n"
-    return module, done.returncode, time.perf_counter() - started, done.stdout + done.stderr
+        os.killpg(group, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
-def _text(value: bytes | str | None) -> str:
-    return value.decode(errors="replace") if isinstance(value, bytes) else value or ""
+def stop_all(*_: object) -> None:
+    """Ctrl-C, or `make test` ending this run: stop every benchmark still running, then exit 130."""
+    for group in list(RUNNING):
+        stop(group)
+    raise SystemExit(130)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,13 +87,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--jobs must be at least 1 and --timeout above 0")
     started = time.perf_counter()
     failed = []
-    with ThreadPoolExecutor(args.jobs) as pool:
+    before = {number: signal.signal(number, stop_all) for number in (signal.SIGINT, signal.SIGTERM)}
+    pool = ThreadPoolExecutor(args.jobs)
+    try:
         for module, code, seconds, printed in pool.map(lambda module: run(module, args.timeout), benchmarks()):
             verdict = "ok" if code == 0 else ("TIMED OUT" if code == -1 else f"FAILED (exit {code})")
             print(f"\n{'=' * 20} {module} --quick: {verdict}, {seconds:.1f} s {'=' * 20}", flush=True)
             sys.stdout.write(printed)
             if code != 0:
                 failed.append(module)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # after Ctrl-C, start nothing more
+        for number, handler in before.items():
+            signal.signal(number, handler)
     total = time.perf_counter() - started
     summary = f"{len(benchmarks()) - len(failed)} of {len(benchmarks())} benchmarks ran --quick in {total:.1f} s"
     print(f"\n{summary}" + (f"; failed: {', '.join(failed)}" if failed else ""), flush=True)
