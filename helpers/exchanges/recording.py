@@ -117,8 +117,10 @@ class RecordingModel(AgentLoopModel):
             sent = prompt_text(messages)
             self.prompt_sha256 = prompt_sha256(sent) if sent is not None else None
         request = canonical_request(messages, tool_specs, system_prompt, **kwargs)
+        streamed_before = self.streamed  # a throttled attempt's events are dropped, so are their bytes
         while True:  # a throttled call is sent again once the run's pause is over
             sent_at = await self.backoff.wait()
+            self.streamed = streamed_before
             # held until the stream ends, so a throttle anywhere in it can be sent again; `stored` are fresh
             # copies, whatever the agent later does to the events
             events: list[Any] = []

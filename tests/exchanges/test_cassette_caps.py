@@ -131,6 +131,21 @@ def test_a_stream_under_the_cap_records_whole(cassette, monkeypatch):
     assert load_exchange(cassette).calls[0].events == events
 
 
+def test_a_throttled_attempt_counts_nothing_against_the_cap(cassette, monkeypatch):
+    """A stream throttled at its end is dropped and sent again: only the attempt that is kept counts."""
+    from strands.types.exceptions import ModelThrottledException
+
+    events = tool_events(CORRECT_CHUNKS)
+    size = sum(len(json.dumps(event, separators=(",", ":"))) for event in events)
+    small_cap(monkeypatch, "STREAM", size)  # room for one whole stream, not for two
+    throttled_at_the_end = [*events, ModelThrottledException("Too many requests")]
+    model = ScriptedModel(throttled_at_the_end, events)
+    code, printed = outcome(record.main, make_record_argv(cassette.parent), model_factory=lambda: model)
+    assert code == 0, printed
+    assert model.calls == 2
+    assert load_exchange(cassette).calls[0].events == events
+
+
 def test_a_recording_whose_cassette_would_pass_the_cap_is_not_written(cassette, monkeypatch):
     small_cap(monkeypatch, "EXCHANGE", 4 << 10)  # the requests alone (the invoice's text) pass 4 KiB
     before = cassette.read_bytes()
