@@ -151,9 +151,11 @@ def _check_source(request: ScoreRequest) -> str | None:
     if request.give_up_after is not None:
         from helpers.flows.record import give_up_problem
 
-        problem = give_up_problem(request.give_up_after)
         if mode != "live":
-            problem = "--give-up-after bounds a live run's throttling; a replay makes no model call (pass --mode live)."
+            raise Refused(
+                "--give-up-after bounds a live run's throttling; a replay makes no model call (pass --mode live)."
+            )
+        problem = give_up_problem(request.give_up_after)
         if problem is not None:
             raise Refused(problem)
     if mode == "live" and forced == "replay":
