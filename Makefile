@@ -74,16 +74,16 @@ check-outputs: $(STAMP) ## Normalize notebook metadata and fail if that changed 
 	git diff --exit-code -- $(NOTEBOOKS)
 
 # The recorders exit 1 (missing dependency), 2 (a live call failed) or 3 (no structured output);
-# make shows that code as `Error N` and exits 2 itself, so CI calls `python -m helpers.commands.record...`.
+# make shows that code as `Error N` and exits 2 itself, so CI calls `python -m fieldeval.commands.record...`.
 record: $(STAMP) ## Re-record the offline invoice exchange against Bedrock (needs AWS_PROFILE)
-	$(BIN)/python -m helpers.commands.record --schema walkthroughs.invoices:Invoice --cases data/invoices/offline_invoice.jsonl --task walkthroughs.offline_invoice:task --cassettes data/exchanges
+	$(BIN)/python -m fieldeval.commands.record --schema walkthroughs.invoices:Invoice --cases data/invoices/offline_invoice.jsonl --task walkthroughs.offline_invoice:task --cassettes data/exchanges
 
 record-fcc: $(STAMP) ## Re-record the FCC snapshot and extractions live (needs AWS_PROFILE and network)
 	$(BIN)/python -m walkthroughs.fcc.record
 
 # OLD, NEW and GATES reach the command as typed: each is passed as one single-quoted word of its
 # raw text (make's `value`, so neither make nor the shell expands anything in it), and the script
-# splits GATES into words without a shell. It then becomes `python -m helpers.commands.compare`; make
+# splits GATES into words without a shell. It then becomes `python -m fieldeval.commands.compare`; make
 # reports that command's failure as `Error N` and exits 2 itself, so CI calls the command directly.
 compare: $(STAMP) ## Compare two saved reports and apply gates: make compare OLD=a.json NEW=b.json GATES="--gate 'overall >= 0.8'"
 	@$(BIN)/python scripts/make_compare.py $(call shell_word,OLD) $(call shell_word,NEW) $(call shell_word,GATES)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from helpers.mode import OFFLINE_ENV
+from fieldeval.mode import OFFLINE_ENV
 
 if TYPE_CHECKING:
     from strands_evals.evaluators import StructuredOutputReport
@@ -36,7 +36,7 @@ def score_reference():
     """Score hand-authored cases through the real harness: one experiment, one evaluator."""
     from strands_evals import Case
 
-    from helpers.harness.scoring import score_outputs_sync
+    from fieldeval.harness.scoring import score_outputs_sync
 
     def score(evaluator, cases) -> StructuredOutputReport:
         harness_cases = [Case(name=case.name, input=case.broken, expected_output=case.ground_truth) for case in cases]

@@ -10,7 +10,7 @@ Data: simulated, generated here from seeds (nothing is stored). The 60 simulated
 extractors; each benchmark document is one of those scored pairs drawn at random (seeded), renamed,
 so both runs carry real stickler comparisons with the simulated error rates. The runs are written
 as saved reports (the report's pydantic JSON with indent 2, as `save_report` writes) and as compact
-per-document results files (`helpers.harness.results`). Documents drawn from 60 pairs repeat each
+per-document results files (`fieldeval.harness.results`). Documents drawn from 60 pairs repeat each
 other's counts and scores, which `compare` profits from (it holds and sums each distinct shape
 once), so the results files are also written varied: each document's counts and score moved by a
 seeded random amount, so almost no two documents share counts (hand-made numbers, not stickler's).
@@ -77,8 +77,8 @@ def scored_pool() -> tuple[dict, dict, list, list]:
     """The simulated invoices scored by both extractors: two report JSONs and two lists of compact rows."""
     from strands_evals.evaluators import StructuredOutputSimilarity
 
-    from helpers.harness.results import rows_from_report
-    from helpers.harness.scoring import score_outputs_sync
+    from fieldeval.harness.results import rows_from_report
+    from fieldeval.harness.scoring import score_outputs_sync
     from walkthroughs import simulated_runs as sim
     from walkthroughs.invoices import Invoice
 
@@ -123,7 +123,7 @@ def write_results(rows: list, picks: list[int], path: Path, varied: int | None =
     With `varied` (a seed), each document's true positives per path and its score are moved by a
     seeded random amount, so documents no longer repeat each other's counts.
     """
-    from helpers.formats.results import ResultsHeader
+    from fieldeval.formats.results import ResultsHeader
 
     generator = random.Random(varied)
     header = ResultsHeader(schema="walkthroughs.invoices:Invoice").model_dump(by_alias=True)
@@ -165,7 +165,7 @@ def intervals_of(comparison, gathered: bool) -> dict[str, list[float]]:
         return {target: [change.estimate, change.low, change.high] for target, change in found.items()}
     import numpy as np
 
-    from helpers.compare.bootstrap import interval
+    from fieldeval.compare.bootstrap import interval
 
     indices = comparison.indices
     found = {}
@@ -193,9 +193,9 @@ def measure(kind: str, old: str, new: str) -> dict:
     elif kind == "compare":
         import stickler  # noqa: F401 (imported before the clock starts, as every other library is)
 
-        import helpers.harness.results  # noqa: F401
-        from helpers.compare.runs import compare_files
-        from helpers.flows.compare import text
+        import fieldeval.harness.results  # noqa: F401
+        from fieldeval.compare.runs import compare_files
+        from fieldeval.flows.compare import text
 
         before = resident()
         start, cpu = time.perf_counter(), time.process_time()
@@ -204,8 +204,8 @@ def measure(kind: str, old: str, new: str) -> dict:
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         intervals = intervals_of(comparison, gathered=False)
     else:  # the old algorithm: validate whole reports, then gather every resample
-        from helpers.compare.runs import compare_runs, read_run
-        from helpers.harness.reports import load_report
+        from fieldeval.compare.runs import compare_runs, read_run
+        from fieldeval.harness.reports import load_report
 
         before = resident()
         start, cpu = time.perf_counter(), time.process_time()

@@ -11,7 +11,7 @@ wrong on 2% of documents, both runs on the same documents.
 
 Every run gates all nine fields with `high(delta(FIELD.f1)) >= 0`, read three ways from the same
 paired bootstrap resamples, computed by the functions `compare` itself uses
-(`helpers.compare.bootstrap.resample_sums`, `ratio`, `percentile_bounds`, `joint_band`):
+(`fieldeval.compare.bootstrap.resample_sums`, `ratio`, `percentile_bounds`, `joint_band`):
 
 - per-field: each field's own 95% percentile interval (`--intervals per-field`);
 - joint: each field's percentile interval at one level calibrated on the same resamples so that

@@ -8,7 +8,7 @@ given a reference line of its own (`tests.servers.orders.copies`). The provider 
 OpenAI-compatible server of the tests (`tests.servers.openai`) on 127.0.0.1, reached through
 Strands' real `OpenAIModel` and the openai client: it answers each case's one model call with the
 `PurchaseOrder` call of the case's baseline answer, after `--delay` seconds, the latency of a
-model call. Each run is `python -m helpers.commands.record` in a fresh process, into a fresh
+model call. Each run is `python -m fieldeval.commands.record` in a fresh process, into a fresh
 cassette folder, exactly as a user runs it; its wall time counts the process's start-up too.
 
 Figures:
@@ -99,7 +99,7 @@ def record(folder: Path, url: str, concurrency: int, run: str) -> tuple[float, s
     env = dict(os.environ, LOCAL_OPENAI_URL=url + "/v1")
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "helpers.commands.record", *argv], cwd=folder, env=env, capture_output=True, text=True
+        [sys.executable, "-m", "fieldeval.commands.record", *argv], cwd=folder, env=env, capture_output=True, text=True
     )
     seconds = time.perf_counter() - started
     shutil.rmtree(folder / run, ignore_errors=True)

@@ -16,7 +16,7 @@ inflate), the median of `--rounds` interleaved rounds with its range (`bench.tim
   kind from its counts and, where the counts and field scores leave a leaf unexplained (a list item
   below the threshold, or a list scoring below what its counts allow), walks that document for
   the leaves that pulled each item under and the partial matches;
-- page: `helpers.report.page.render` of a run of `--page-documents` (10,000) documents with two
+- page: `fieldeval.report.page.render` of a run of `--page-documents` (10,000) documents with two
   wrong leaves each, against `json.dumps` of the same document rows (the part of the page that
   grows with the run); and the page's size in bytes.
 
@@ -55,9 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     import stickler
     from strands_evals.evaluators import StructuredOutputSimilarity
 
-    from helpers.harness.results import rows_from_report
-    from helpers.harness.scoring import score_outputs_sync
-    from helpers.report.page import render
+    from fieldeval.harness.results import rows_from_report
+    from fieldeval.harness.scoring import score_outputs_sync
+    from fieldeval.report.page import render
     from walkthroughs.invoices import Invoice
     from walkthroughs.simulated_large import simulated_run
     from walkthroughs.simulated_report import synthetic_content

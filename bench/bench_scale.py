@@ -12,11 +12,11 @@ The floor is the bare stickler loop: `eval_for(Invoice).evaluate(truth, predicti
 same documents, already read and validated, stickler as shipped. Every row is its ratio to that
 floor, measured in the same interleaved rounds:
 
-- bare loop, stickler sped up: the same loop with `helpers.harness.fast_stickler` on;
+- bare loop, stickler sped up: the same loop with `fieldeval.harness.fast_stickler` on;
 - read both files + loop: reading and validating the case and predictions files the way the
   command does, then the bare loop, stickler as shipped and sped up: the command's own floor
   ("same reading, same validation, imports aside");
-- the score command in this process (`helpers.commands.score.main`: reading and validating both
+- the score command in this process (`fieldeval.commands.score.main`: reading and validating both
   files, scoring, printing the tables, writing `--out`), in one process, with `--workers 2` and
   with `--cluster local` (2 Dask workers), engine start-up included, the size rule deciding (a
   run too small is scored in one process; the rows say where each ran);
@@ -38,7 +38,7 @@ Then, each in a fresh process: the start-up of the command (`--help`) and of a w
 its imports; then 2 workers started, one document scored and stopped: forked, spawned, from the
 forkserver, and as a local Dask cluster from the forkserver and spawned as Dask does by default)
 against `import pydantic, stickler`,
-and the peak resident memory (`VmHWM`) of `python -m helpers.commands.score` on 1,000 documents of 20
+and the peak resident memory (`VmHWM`) of `python -m fieldeval.commands.score` on 1,000 documents of 20
 items to a compact results file, in one process and with `--workers 2`.
 
 Exit code 1 if any report differs from the bare loop's scores or from stickler as shipped, or the
@@ -65,12 +65,12 @@ from stickler import eval_for
 from strands_evals.evaluators import StructuredOutputSimilarity
 
 from bench.timing import MIN_ROUNDS, QUICK_NOTE, QUICK_ROUNDS, add_quick, interleaved, median, ratio_spread, spread
-from helpers.commands.score import main as score_main
-from helpers.formats.leaf_diffs import LEAF_DIFFS_KEY
-from helpers.formats.run_info import RUN_KEY
-from helpers.harness import fast_stickler
-from helpers.harness.cases import load_cases, load_predictions
-from helpers.harness.scoring import score_stored
+from fieldeval.commands.score import main as score_main
+from fieldeval.formats.leaf_diffs import LEAF_DIFFS_KEY
+from fieldeval.formats.run_info import RUN_KEY
+from fieldeval.harness import fast_stickler
+from fieldeval.harness.cases import load_cases, load_predictions
+from fieldeval.harness.scoring import score_stored
 from walkthroughs.invoices import Invoice
 from walkthroughs.simulated_large import SCHEMA, simulated_run
 
@@ -109,7 +109,7 @@ class ClusterRunner:
     """A spawned process that runs the `--cluster` commands, so this one never runs Dask's threads.
 
     Dask's client leaves a thread behind (its offload pool), and a process that runs a second
-    thread spawns its workers instead of forking them (`helpers.scale.pool.start_method`): every
+    thread spawns its workers instead of forking them (`fieldeval.scale.pool.start_method`): every
     `--workers` row after the first cluster would then pay the spawned start-up, which a user's
     fresh command does not. The runner reports its own wall and CPU seconds (its Dask processes
     included), and imports everything once, before any round; the forkserver a local cluster
@@ -322,7 +322,7 @@ def _print_size(items: int, count: int, runs: dict, wall: dict, cpu: dict, engin
     )
 
 
-# What `score --out` writes beside the report's own JSON, as data (`helpers.harness.reports.save_report`).
+# What `score --out` writes beside the report's own JSON, as data (`fieldeval.harness.reports.save_report`).
 ADDED_BY_SCORE = (RUN_KEY, LEAF_DIFFS_KEY)
 
 
@@ -364,10 +364,10 @@ def _sessionless(report: dict) -> dict:
 
 WORKER_STARTUP = """
 import sys, time
-from helpers.scale import pool
+from fieldeval.scale import pool
 from walkthroughs.simulated_large import SCHEMA, simulated_run
-from helpers.scale.batches import Scorer
-from helpers.scale.run import score_at_scale
+from fieldeval.scale.batches import Scorer
+from fieldeval.scale.run import score_at_scale
 pool.start_method = lambda: {method!r}
 pairs = list(simulated_run(1, 1))
 cluster = {cluster!r}
@@ -386,9 +386,9 @@ def startup(rounds: int) -> None:
     commands = {
         "python -c pass": [python, "-c", "pass"],
         "import pydantic, stickler (floor)": [python, "-c", "import pydantic, stickler"],
-        "python -m helpers.commands.score --help": [python, "-m", "helpers.commands.score", "--help"],
+        "python -m fieldeval.commands.score --help": [python, "-m", "fieldeval.commands.score", "--help"],
         "import strands_evals.evaluators": [python, "-c", "import strands_evals.evaluators"],
-        "a spawned worker's imports": [python, "-c", "import helpers.scale.worker_imports"],
+        "a spawned worker's imports": [python, "-c", "import fieldeval.scale.worker_imports"],
     }
     seconds = interleaved(
         rounds,
@@ -418,7 +418,7 @@ def startup(rounds: int) -> None:
 
 MEMORY = """
 import io, json, sys
-from helpers.commands.score import main
+from fieldeval.commands.score import main
 argv = json.loads(sys.argv[1])
 code = main(argv, out=io.StringIO())
 status = open("/proc/self/status").read().splitlines()

@@ -4,7 +4,7 @@
     python -m bench.bench_stickler_identity --documents 2000    fewer
     python -m bench.bench_stickler_identity --quick             every fixture and 50 random documents (CI)
 
-`helpers.harness.fast_stickler.differences` scores each set twice, with stickler as shipped and
+`fieldeval.harness.fast_stickler.differences` scores each set twice, with stickler as shipped and
 with the speed-up, and compares byte for byte the saved report (every score, verdict, reason,
 field score and raw comparison with its counts), the rollups (`report.metrics()`) and each
 document's `non_matches`. The sets: every fixture the project scores with stickler
@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from importlib.metadata import version
 
 from bench.timing import QUICK_NOTE, add_quick
-from helpers.harness import fast_stickler
+from fieldeval.harness import fast_stickler
 from walkthroughs.identity_runs import Shipment, fixture_runs, random_run
 
 CHUNK = 250

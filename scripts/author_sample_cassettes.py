@@ -5,7 +5,7 @@
 The answers (`baseline_answers.jsonl`, each with its deliberate mistake) and the catalogue look-ups
 the agent makes first (`baseline_tool_calls.jsonl`) are written by hand. This runs the sample's
 real task (`extract:task`, with its `lookup_sku` tool) through the real `BedrockModel` against the
-local stand-in (`helpers.services.stand_in`) on 127.0.0.1:8765, records with the general
+local stand-in (`fieldeval.services.stand_in`) on 127.0.0.1:8765, records with the general
 recorder, and then marks each cassette hand-authored, with the mistake it carries, because no
 model produced any of it. It is the "try recording with no cloud" path of
 examples/your_own_agent/REFERENCE.md, plus that last relabelling step.
@@ -16,18 +16,18 @@ from __future__ import annotations
 import json
 import sys
 
-from helpers.exchanges.fixtures import save_exchange
-from helpers.exchanges.recorder import record_cases
-from helpers.files import REPO_ROOT
-from helpers.harness.cases import load_cases, load_predictions
-from helpers.harness.schema import load_schema, load_task
-from helpers.services.stand_in import StandIn, read_tool_calls, stand_in_model
+from fieldeval.exchanges.fixtures import save_exchange
+from fieldeval.exchanges.recorder import record_cases
+from fieldeval.files import REPO_ROOT
+from fieldeval.harness.cases import load_cases, load_predictions
+from fieldeval.harness.schema import load_schema, load_task
+from fieldeval.services.stand_in import StandIn, read_tool_calls, stand_in_model
 
 FOLDER = REPO_ROOT / "examples" / "your_own_agent"
 PORT = 8765  # fixed, so the endpoint each cassette names does not change between re-makes
 RECORD = (
-    "python -m helpers.commands.record --schema purchase_order:PurchaseOrder --cases cases.jsonl --task extract:task "
-    "--cassettes cassettes --model helpers.services.stand_in:model"
+    "python -m fieldeval.commands.record --schema purchase_order:PurchaseOrder --cases cases.jsonl --task extract:task "
+    "--cassettes cassettes --model fieldeval.services.stand_in:model"
 )
 MISTAKES = {
     "po-1001": "no deliberate error",
@@ -61,7 +61,7 @@ def main() -> int:
             model=stand_in_model(stand_in.url),
             model_id="local-stand-in",
             record_command=RECORD,
-            model_option="helpers.services.stand_in:model",  # what a re-recording's fix line must repeat
+            model_option="fieldeval.services.stand_in:model",  # what a re-recording's fix line must repeat
         )
     if code:
         return code

@@ -21,7 +21,7 @@ What it guarantees:
 - `READ_FIRST.md`, at the top of the file browser, says which notebook to read first.
 
 Notebooks run with `.lab/` as their working directory; they find the repository's data through
-`helpers` (installed from this checkout), so they run there exactly as in `examples/notebooks/`.
+`fieldeval` (installed from this checkout), so they run there exactly as in `examples/notebooks/`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from pathlib import Path
 import nbformat
 from nbformat.sign import NotebookNotary
 
-from helpers.files import write_bytes_atomically, write_text_atomically
-from helpers.mode import ENV_VAR, OFFLINE_ENV
+from fieldeval.files import write_bytes_atomically, write_text_atomically
+from fieldeval.mode import ENV_VAR, OFFLINE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "examples" / "notebooks"

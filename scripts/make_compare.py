@@ -6,7 +6,7 @@ make nor the shell expands them). GATES is split into words the way a shell spli
 comparison, `$(...)` stays text. The command is printed, then this process becomes it
 (`exec`), so the exit code make sees is the command's own: 0 every gate passed, 1 a gate failed,
 2 bad input. make itself still exits 2 on any failure (it names the code: `Error 1`), so CI
-should call `python -m helpers.commands.compare` directly.
+should call `python -m fieldeval.commands.compare` directly.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def command(old: str, new: str, gates: str) -> list[str]:
         words = shlex.split(gates)
     except ValueError as exc:  # an unclosed quote
         raise ValueError(f"GATES={gates!r} cannot be split into words ({exc}); close every quote.\n{USAGE}") from exc
-    return [sys.executable, "-m", "helpers.commands.compare", old, new, *words]
+    return [sys.executable, "-m", "fieldeval.commands.compare", old, new, *words]
 
 
 def main(argv: list[str]) -> int:

@@ -30,8 +30,8 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-from helpers.files import write_text_atomically
-from helpers.mode import OFFLINE_ENV
+from fieldeval.files import write_text_atomically
+from fieldeval.mode import OFFLINE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "examples" / "notebooks"

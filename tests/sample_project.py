@@ -4,7 +4,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from helpers.files import REPO_ROOT
+from fieldeval.files import REPO_ROOT
 
 FOLDER = REPO_ROOT / "examples" / "your_own_agent"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from helpers.formats import limits
+from fieldeval.formats import limits
 
 
 def small_cap(monkeypatch, name, size):

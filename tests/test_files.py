@@ -1,4 +1,4 @@
-"""`helpers.files`: one file or a set of files replaced whole, with the modes users expect."""
+"""`fieldeval.files`: one file or a set of files replaced whole, with the modes users expect."""
 
 import os
 import stat
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.files import SwitchError, clean_leftovers, switch_files, write_bytes_atomically, write_text_atomically
+from fieldeval.files import SwitchError, clean_leftovers, switch_files, write_bytes_atomically, write_text_atomically
 
 
 def mode(path: Path) -> int:
@@ -122,7 +122,7 @@ def test_a_failure_part_way_rolls_every_file_back(tmp_path, monkeypatch):
 KILLED_SWITCH = """
 import os, sys
 from pathlib import Path
-from helpers.files import switch_files
+from fieldeval.files import switch_files
 
 folder = Path(sys.argv[1])
 real_replace = os.replace

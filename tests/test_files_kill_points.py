@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import files
-from helpers.files import clean_leftovers, settle, switch_files, write_bytes_atomically
+from fieldeval import files
+from fieldeval.files import clean_leftovers, settle, switch_files, write_bytes_atomically
 
 SEEDS = range(6)
 KILLS_PER_SEED = 3

@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from helpers import mode
+from fieldeval import mode
 from tests.servers.local import LocalServer
 
 

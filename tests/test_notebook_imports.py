@@ -1,6 +1,6 @@
 """The notebooks import only what a reader needs: never a module that serves the commands alone.
 
-`helpers/__init__.py` says which modules those are; this test follows every import of every
+`fieldeval/__init__.py` says which modules those are; this test follows every import of every
 notebook cell, and of each module they reach (imports inside functions included), and fails when
 one of them is reached, naming the chain that got there.
 """
@@ -12,24 +12,24 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = (ROOT, ROOT / "examples")  # `helpers` from the project, `walkthroughs` from examples/
+SOURCES = (ROOT, ROOT / "examples")  # `fieldeval` from the project, `walkthroughs` from examples/
 COMMAND_ONLY = (
-    "helpers.commands",
-    "helpers.flows",
-    "helpers.report",
-    "helpers.outputs",
-    "helpers.exchanges.recorder",
-    "helpers.exchanges.recording",
-    "helpers.exchanges.provenance",
-    "helpers.exchanges.stale",
-    "helpers.exchanges.throttle",
-    "helpers.exchanges.usage",
-    "helpers.exchanges.live_progress",
-    "helpers.harness.agent_run",
-    "helpers.harness.tasks",
-    "helpers.services.models",
-    "helpers.services.stand_in",
-    "helpers.formats.prices",
+    "fieldeval.commands",
+    "fieldeval.flows",
+    "fieldeval.report",
+    "fieldeval.outputs",
+    "fieldeval.exchanges.recorder",
+    "fieldeval.exchanges.recording",
+    "fieldeval.exchanges.provenance",
+    "fieldeval.exchanges.stale",
+    "fieldeval.exchanges.throttle",
+    "fieldeval.exchanges.usage",
+    "fieldeval.exchanges.live_progress",
+    "fieldeval.harness.agent_run",
+    "fieldeval.harness.tasks",
+    "fieldeval.services.models",
+    "fieldeval.services.stand_in",
+    "fieldeval.formats.prices",
 )
 
 
@@ -44,14 +44,14 @@ def _file(module: str) -> Path | None:
 
 
 def _imports(source: str) -> set[str]:
-    """Every `helpers` and `walkthroughs` module a source names, `from M import name` as M and M.name."""
+    """Every `fieldeval` and `walkthroughs` module a source names, `from M import name` as M and M.name."""
     names = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
-    return {name for name in names if name.split(".")[0] in ("helpers", "walkthroughs")}
+    return {name for name in names if name.split(".")[0] in ("fieldeval", "walkthroughs")}
 
 
 def _cells(notebook: Path) -> str:
@@ -95,7 +95,7 @@ def test_no_notebook_reaches_a_module_of_the_commands():
     problems = []
     for notebook in notebooks:
         reached = _reached(notebook)
-        assert any(module.startswith("helpers") for module in reached), notebook  # the walk found the imports
+        assert any(module.startswith("fieldeval") for module in reached), notebook  # the walk found the imports
         for module in reached:
             if any(module == name or module.startswith(f"{name}.") for name in COMMAND_ONLY):
                 problems.append(_chain(reached, module))

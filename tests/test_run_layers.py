@@ -13,16 +13,16 @@ import sys
 import threading
 from pathlib import Path
 
-from helpers.commands import compare, report, score
-from helpers.files import REPO_ROOT
+from fieldeval.commands import compare, report, score
+from fieldeval.files import REPO_ROOT
 
-PACKAGE = str(REPO_ROOT / "helpers")
+PACKAGE = str(REPO_ROOT / "fieldeval")
 LAYERS = {"commands": 0, "flows": 1, "formats": 3, "files": 4, "outputs": 4, "errors": 4}
 DATA = REPO_ROOT / "data" / "invoices"
 
 
 def _module(filename: str) -> str | None:
-    """`harness/cases` for helpers/harness/cases.py; None outside the package."""
+    """`harness/cases` for fieldeval/harness/cases.py; None outside the package."""
     if not filename.startswith(PACKAGE + "/"):
         return None
     return filename[len(PACKAGE) + 1 :].removesuffix(".py").removesuffix("/__init__")

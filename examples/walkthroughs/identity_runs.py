@@ -166,9 +166,9 @@ def fixture_runs() -> list[tuple[str, list[tuple[Case, Any]], type[BaseModel]]]:
     """`(name, pairs, model)` for each fixture set the project scores with stickler."""
     import json
 
-    from helpers.files import REPO_ROOT as root
-    from helpers.harness.cases import load_cases, load_predictions
-    from helpers.harness.schema import load_schema
+    from fieldeval.files import REPO_ROOT as root
+    from fieldeval.harness.cases import load_cases, load_predictions
+    from fieldeval.harness.schema import load_schema
     from walkthroughs import simulated_runs
     from walkthroughs.fcc.schema import FccInvoice
     from walkthroughs.fcc.tuned import FccInvoiceTuned

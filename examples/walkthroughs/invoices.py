@@ -23,12 +23,12 @@ from stickler import (
     StructuredModel,
 )
 
-from helpers.files import DATA_DIR as REPO_DATA_DIR
-from helpers.formats.cases import CaseFileError, CaseRecord, read_cases, read_predictions
-from helpers.formats.errors import file_error
+from fieldeval.files import DATA_DIR as REPO_DATA_DIR
+from fieldeval.formats.cases import CaseFileError, CaseRecord, read_cases, read_predictions
+from fieldeval.formats.errors import file_error
 
 DATA_DIR = REPO_DATA_DIR / "invoices"
-# Hand-authored, in the case and predictions formats every user brings (`helpers.formats.cases`).
+# Hand-authored, in the case and predictions formats every user brings (`fieldeval.formats.cases`).
 REFERENCE_CASES = DATA_DIR / "reference_cases.jsonl"
 REFERENCE_PREDICTIONS = DATA_DIR / "reference_predictions.jsonl"
 SPARSE_CASES = DATA_DIR / "sparse_cases.jsonl"
@@ -179,7 +179,7 @@ def load_cases(cases: Path | str, predictions: Path | str, schema: type[BaseMode
     What each case breaks is its `metadata.broken`; the cases have no document, so `input` is empty.
 
     Raises:
-        CaseFileError: As `helpers.formats.cases.read_cases` and `read_predictions`, and for a
+        CaseFileError: As `fieldeval.formats.cases.read_cases` and `read_predictions`, and for a
             case without `metadata.broken`.
     """
     records = read_cases(cases, schema)

@@ -5,7 +5,7 @@ The case (the hand-authored invoice text and its ground truth) is the one line o
 `data/exchanges/offline_invoice.json` (the cassette folder `data/exchanges`, case
 `offline_invoice`). `make record` re-records it with the general recorder::
 
-    python -m helpers.commands.record --schema walkthroughs.invoices:Invoice \\
+    python -m fieldeval.commands.record --schema walkthroughs.invoices:Invoice \\
         --cases data/invoices/offline_invoice.jsonl --task walkthroughs.offline_invoice:task \\
         --cassettes data/exchanges
 
@@ -20,8 +20,8 @@ from typing import Any
 
 from strands import Agent
 
-from helpers.exchanges.fixtures import EXCHANGES_DIR
-from helpers.harness.cases import read_cases
+from fieldeval.exchanges.fixtures import EXCHANGES_DIR
+from fieldeval.harness.cases import read_cases
 from walkthroughs.invoices import DATA_DIR, Invoice
 
 CASES_PATH: Path = DATA_DIR / "offline_invoice.jsonl"

@@ -9,7 +9,7 @@ the same documents, so a poor scan is poor for both: the pairing a real comparis
 document's counts per field are drawn as stickler writes them (a wrong value is tp 0, fd 1, fp 1; a
 date left empty is fn 1; an invented line item is fa 1, fp 1; line-item leaves count per line).
 
-Each pair is compared by the functions `compare` itself uses (`helpers.compare.bootstrap`), with
+Each pair is compared by the functions `compare` itself uses (`fieldeval.compare.bootstrap`), with
 every field gated by `high(delta(FIELD.f1)) >= 0`, read three ways (`MODES`): per field, from the
 joint band `compare` uses (each field's percentile interval at one calibrated level,
 `joint_band`), and from the studentized max-|t| band it replaced (`studentized_band`, kept here
@@ -24,10 +24,10 @@ import math
 
 import numpy as np
 
-from helpers.compare.bootstrap import joint_band, percentile_bounds, resampled_change
-from helpers.compare.gates import regression_caught
-from helpers.compare.params import check_confidence
-from helpers.formats import COUNTS
+from fieldeval.compare.bootstrap import joint_band, percentile_bounds, resampled_change
+from fieldeval.compare.gates import regression_caught
+from fieldeval.compare.params import check_confidence
+from fieldeval.formats import COUNTS
 
 FIELDS = (
     "invoice_id",

@@ -1,6 +1,6 @@
 """A synthetic run for the report page at scale: documents made here, each with two wrong leaves.
 
-Nothing is scored: the rows have the shape `helpers.report.content.document_rows` gives, so the
+Nothing is scored: the rows have the shape `fieldeval.report.content.document_rows` gives, so the
 page's size and paging can be measured at 10,000 documents in well under a second.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.compare.reading import Document, Run
-from helpers.report.content import Content, Side, field_table
+from fieldeval.compare.reading import Document, Run
+from fieldeval.report.content import Content, Side, field_table
 
 
 def synthetic_content(documents: int = 10_000) -> Content:

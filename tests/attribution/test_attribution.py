@@ -16,8 +16,8 @@ import stickler
 from pydantic import BaseModel
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.attribution.kinds import failures_delta, failures_table, report_diffs, results_failures, run_failures
-from helpers.attribution.leaves import (
+from fieldeval.attribution.kinds import failures_delta, failures_table, report_diffs, results_failures, run_failures
+from fieldeval.attribution.leaves import (
     BELOW,
     INVENTED,
     MISSING,
@@ -32,15 +32,15 @@ from helpers.attribution.leaves import (
     failures_of,
     fold,
 )
-from helpers.attribution.pairing import pairings, repairs
-from helpers.compare.reading import field_counts
-from helpers.exchanges.fixtures import load_exchange
-from helpers.files import DATA_DIR, REPO_ROOT
-from helpers.formats.results import Counts, ResultsError, ResultsHeader, ResultsWriter, iter_results
-from helpers.harness.cases import load_cases, load_predictions
-from helpers.harness.results import document_counts, rows_from_report
-from helpers.harness.schema import load_schema
-from helpers.harness.scoring import score_outputs_sync
+from fieldeval.attribution.pairing import pairings, repairs
+from fieldeval.compare.reading import field_counts
+from fieldeval.exchanges.fixtures import load_exchange
+from fieldeval.files import DATA_DIR, REPO_ROOT
+from fieldeval.formats.results import Counts, ResultsError, ResultsHeader, ResultsWriter, iter_results
+from fieldeval.harness.cases import load_cases, load_predictions
+from fieldeval.harness.results import document_counts, rows_from_report
+from fieldeval.harness.schema import load_schema
+from fieldeval.harness.scoring import score_outputs_sync
 from walkthroughs.fcc.documents import fcc_cases, from_snapshot
 from walkthroughs.fcc.schema import FccInvoice
 from walkthroughs.fcc.tuned import FccInvoiceTuned
@@ -411,7 +411,7 @@ def test_a_swapped_list_is_reported_as_re_paired():
 
 
 def test_score_failures_flag_prints_the_table(tmp_path):
-    from helpers.commands.score import main
+    from fieldeval.commands.score import main
 
     refs = reference_cases()
     cases = tmp_path / "cases.jsonl"

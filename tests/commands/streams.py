@@ -1,7 +1,7 @@
 """Run a command's `main` with its two streams captured, as a terminal keeps them apart.
 
 Every command prints its results (tables, summaries, "Saved ...") to standard output and its
-errors and refusals to standard error (`helpers.commands.exits`), so a test reads each from its
+errors and refusals to standard error (`fieldeval.commands.exits`), so a test reads each from its
 own stream: `streams` returns both, `outcome` the one that tells how the run ended.
 """
 

@@ -13,9 +13,9 @@ import warnings
 
 import pytest
 
-from helpers.commands import record
-from helpers.commands.compare import main as compare_main
-from helpers.commands.report import main as report_main
+from fieldeval.commands import record
+from fieldeval.commands.compare import main as compare_main
+from fieldeval.commands.report import main as report_main
 from tests.commands.streams import outcome
 from tests.commands.test_score_command import (
     SCHEMA,

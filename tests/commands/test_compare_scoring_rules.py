@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-from helpers.commands import report
-from helpers.commands.compare import main as compare_main
-from helpers.compare.scoring_rules import scoring_differences
-from helpers.formats.run_info import RunInfo
+from fieldeval.commands import report
+from fieldeval.commands.compare import main as compare_main
+from fieldeval.compare.scoring_rules import scoring_differences
+from fieldeval.formats.run_info import RunInfo
 from tests.commands.test_score_command import SCHEMA_MODULE, from_predictions, make_project, run_score
 
 

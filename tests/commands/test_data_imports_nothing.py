@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.commands import report, score
+from fieldeval.commands import report, score
 from tests.commands.test_score_command import SCHEMA_MODULE, TRUTH
 from tests.jsonl import write_jsonl
 
@@ -121,7 +121,7 @@ def test_under_python_m_the_run_file_names_a_module_that_still_never_runs(scored
     run file names is a lure here: the report must not import it."""
     folder = lured(scored, tmp_path / "colleague", "evil")
     (folder / "pyarrow.py").unlink()
-    done = run(folder, [sys.executable, "-m", "helpers.commands.report"], "run.json", "--out", "page.html")
+    done = run(folder, [sys.executable, "-m", "fieldeval.commands.report"], "run.json", "--out", "page.html")
     assert done.returncode == 0, done.stderr
     assert "The leaf diff of each of the 1 document(s) that lost points" in done.stdout
     assert imported(folder) == []

@@ -1,4 +1,4 @@
-"""The commands' one error wrapper, exit-code table and missing-dependency message (`helpers.commands.exits`)."""
+"""The commands' one error wrapper, exit-code table and missing-dependency message (`fieldeval.commands.exits`)."""
 
 import contextlib
 import importlib
@@ -10,21 +10,21 @@ import sys
 
 import pytest
 
-from helpers.commands import exits, score
-from helpers.errors import EvalError, MissingDependency
-from helpers.files import REPO_ROOT
-from helpers.harness.cases import CaseFileError
-from helpers.render import extra_missing
+from fieldeval.commands import exits, score
+from fieldeval.errors import EvalError, MissingDependency
+from fieldeval.files import REPO_ROOT
+from fieldeval.harness.cases import CaseFileError
+from fieldeval.render import extra_missing
 
 SAMPLE = REPO_ROOT / "examples" / "your_own_agent"
 SCHEMA = ["--schema", "purchase_order:PurchaseOrder", "--cases", "cases.jsonl"]
 COMMANDS = {
-    "score": "helpers.commands.score",
-    "record": "helpers.commands.record",
-    "compare": "helpers.commands.compare",
-    "report": "helpers.commands.report",
-    "stand-in": "helpers.commands.stand_in",
-    "power": "helpers.commands.power",
+    "score": "fieldeval.commands.score",
+    "record": "fieldeval.commands.record",
+    "compare": "fieldeval.commands.compare",
+    "report": "fieldeval.commands.report",
+    "stand-in": "fieldeval.commands.stand_in",
+    "power": "fieldeval.commands.power",
     "fcc-record": "walkthroughs.fcc.record",
 }
 
@@ -57,8 +57,8 @@ def runs(tmp_path_factory):
 @pytest.mark.parametrize(
     "args",
     [
-        ["helpers.commands.compare", "old.json", "new.json", "--gate", "overall >= 0"],
-        ["helpers.commands.report", "new.json", "--out", "page.html"],
+        ["fieldeval.commands.compare", "old.json", "new.json", "--gate", "overall >= 0"],
+        ["fieldeval.commands.report", "new.json", "--out", "page.html"],
     ],
     ids=["compare", "report"],
 )
@@ -75,7 +75,7 @@ def test_a_closed_standard_output_ends_compare_and_report_quietly_with_141(runs,
 
 def test_with_an_open_pipe_the_same_commands_exit_with_their_verdict(runs):
     done = command(
-        ["helpers.commands.compare", "old.json", "new.json", "--gate", "overall >= 0"], runs, capture_output=True
+        ["fieldeval.commands.compare", "old.json", "new.json", "--gate", "overall >= 0"], runs, capture_output=True
     )
     assert done.returncode == exits.OK, done.stderr
 
@@ -132,11 +132,11 @@ def test_anything_else_is_not_swallowed():
 
 
 def test_every_error_the_package_raises_on_purpose_is_an_eval_error_and_keeps_its_builtin_base():
-    from helpers.exchanges.fixtures import FixtureError
-    from helpers.files import WriteError
-    from helpers.formats.json import StrictJSONError
-    from helpers.harness.schema import SchemaError
-    from helpers.outputs import OutputError
+    from fieldeval.exchanges.fixtures import FixtureError
+    from fieldeval.files import WriteError
+    from fieldeval.formats.json import StrictJSONError
+    from fieldeval.harness.schema import SchemaError
+    from fieldeval.outputs import OutputError
 
     for error, builtin in (
         (CaseFileError, ValueError),

@@ -1,7 +1,7 @@
 """A replay given another model: the fix line it prints, run as printed, makes it pass; hand-authored cassettes too.
 
 Everything runs on the bundled "your own agent" sample in a folder of its own, recorded through the
-real `BedrockModel` client against the local stand-in server (`helpers.commands.stand_in`), as a
+real `BedrockModel` client against the local stand-in server (`fieldeval.commands.stand_in`), as a
 user without a model account does. The other model is a factory of the project's own: the same
 stand-in reached under another model id and another temperature.
 """
@@ -16,16 +16,16 @@ import sys
 
 import pytest
 
-from helpers.commands import record, score, stand_in
-from helpers.files import REPO_ROOT
+from fieldeval.commands import record, score, stand_in
+from fieldeval.files import REPO_ROOT
 from tests.commands.streams import streams
 
 FOLDER = REPO_ROOT / "examples" / "your_own_agent"
 TASK = ["--schema", "purchase_order:PurchaseOrder", "--cases", "cases.jsonl", "--task", "extract:task"]
-STAND_IN = "helpers.services.stand_in:model"
+STAND_IN = "fieldeval.services.stand_in:model"
 OTHER = "other_models:warmer"
 OTHER_MODULE = '''
-from helpers.services import stand_in
+from fieldeval.services import stand_in
 
 
 def warmer():
@@ -34,7 +34,7 @@ def warmer():
     model.update_config(model_id="another-model-v2", temperature=0.5)
     return model
 '''
-PREFIX = ["python", "-m", "helpers.commands.record"]
+PREFIX = ["python", "-m", "fieldeval.commands.record"]
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def stale_record(model: str) -> tuple[int, str, str]:
 
 
 def record_argv(line: str) -> list[str]:
-    """The arguments of a printed `python -m helpers.commands.record ...` line, exactly as a shell splits it."""
+    """The arguments of a printed `python -m fieldeval.commands.record ...` line, exactly as a shell splits it."""
     words = shlex.split(line)
     assert words[: len(PREFIX)] == PREFIX, line
     return words[len(PREFIX) :]

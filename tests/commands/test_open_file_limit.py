@@ -61,7 +61,7 @@ def test_a_thousand_in_flight_under_96_open_files_runs_every_case_and_says_it_ra
         env.pop("EVAL_NOTEBOOKS_MODE", None)
         base = ["--schema", "purchase_order:PurchaseOrder", "--cases", "cases.jsonl", "--task", "extract:task"]
         finished = subprocess.run(
-            [sys.executable, "-m", f"helpers.commands.{command}", *base, "--model", "models:local", *argv]
+            [sys.executable, "-m", f"fieldeval.commands.{command}", *base, "--model", "models:local", *argv]
             + ["--concurrency", "1000"],
             cwd=project,
             env=env,

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers.commands import record, score
-from helpers.exchanges import throttle
-from helpers.exchanges.fixtures import load_exchange
+from fieldeval.commands import record, score
+from fieldeval.exchanges import throttle
+from fieldeval.exchanges.fixtures import load_exchange
 from tests.commands.streams import streams
 from tests.sample_project import sample_project
 from tests.servers.openai import OpenAIServer, factory_module, throttled_step
@@ -72,8 +72,8 @@ def heard(monkeypatch) -> Heard:
             times.released.append(released)
             return released
 
-    monkeypatch.setattr("helpers.exchanges.recorder.SharedBackoff", Spy)  # record's
-    monkeypatch.setattr("helpers.exchanges.throttle.SharedBackoff", Spy)  # score's, imported when it runs
+    monkeypatch.setattr("fieldeval.exchanges.recorder.SharedBackoff", Spy)  # record's
+    monkeypatch.setattr("fieldeval.exchanges.throttle.SharedBackoff", Spy)  # score's, imported when it runs
     return times
 
 
@@ -227,7 +227,7 @@ def interrupt(project, command, argv, ready):
 def test_ctrl_c_in_a_live_score_says_what_ran_and_what_it_cost_and_writes_nothing(project):
     code, out, err = interrupt(
         project,
-        "helpers.commands.score",
+        "fieldeval.commands.score",
         ["--mode", "live", "--out", "live.json"],
         lambda server: len(server.requests) >= 3,  # a case done, others in flight
     )
@@ -243,7 +243,7 @@ def test_ctrl_c_mid_run_leaves_only_whole_cassettes_prints_the_summary_and_exits
     cassettes = project / "cassettes"
     code, out, err = interrupt(
         project,
-        "helpers.commands.record",
+        "fieldeval.commands.record",
         ["--cassettes", "cassettes"],
         lambda server: cassettes.is_dir() and any(cassettes.glob("*.json")),
     )
@@ -261,7 +261,7 @@ def test_ctrl_c_mid_run_leaves_only_whole_cassettes_prints_the_summary_and_exits
 
 @pytest.mark.local_servers
 def test_ctrl_c_while_a_cassette_is_written_finishes_and_counts_it_then_stops(project, monkeypatch):
-    from helpers.exchanges import recorder
+    from fieldeval.exchanges import recorder
 
     def commit_then_press_ctrl_c(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGINT)  # delivered in the middle of the first commit

@@ -1,6 +1,6 @@
 """Many cases in flight against a throttling Bedrock, through the real BedrockModel and boto3.
 
-The local stand-in (`helpers.services.stand_in`) answers each ConverseStream request by the case
+The local stand-in (`fieldeval.services.stand_in`) answers each ConverseStream request by the case
 whose document is in it, so cases in flight in any order get their own answers; here it also
 takes a little time per call and, for the requests a test names, answers with the stream's
 `throttlingException` event before anything else, as Bedrock throttles a stream. A spy on the
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers.commands import record, stand_in
-from helpers.exchanges import throttle
-from helpers.services.stand_in import exception
+from fieldeval.commands import record, stand_in
+from fieldeval.exchanges import throttle
+from fieldeval.services.stand_in import exception
 from tests.commands.streams import streams
 from tests.servers.orders import FOLDER
 
@@ -66,7 +66,7 @@ def heard(monkeypatch) -> Heard:
             times.released.append(released)
             return released
 
-    monkeypatch.setattr("helpers.exchanges.recorder.SharedBackoff", Spy)
+    monkeypatch.setattr("fieldeval.exchanges.recorder.SharedBackoff", Spy)
     return times
 
 
@@ -89,7 +89,7 @@ def started():
 
 def run_record(server, monkeypatch, concurrency: int) -> tuple[int, str, str]:
     monkeypatch.setenv(stand_in.URL_VARIABLE, server.url)
-    argv = [*BASE, "--cassettes", "cassettes", "--model", "helpers.services.stand_in:model"]
+    argv = [*BASE, "--cassettes", "cassettes", "--model", "fieldeval.services.stand_in:model"]
     return streams(record.main, [*argv, "--concurrency", str(concurrency)])
 
 

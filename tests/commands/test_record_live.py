@@ -1,6 +1,6 @@
 """The general recorder end to end through the real boto3 client, against a local ConverseStream.
 
-`python -m helpers.commands.record` runs in process exactly as `make record` runs it (no model stand-in:
+`python -m fieldeval.commands.record` runs in process exactly as `make record` runs it (no model stand-in:
 its own credentials check, `live_model`, the bundled task), with boto3's endpoint override
 pointing bedrock-runtime at `tests/servers/bedrock.py` and static dummy credentials. The live
 model's client timeouts are shrunk so a stalled server costs a second, not minutes.
@@ -17,8 +17,8 @@ from types import SimpleNamespace
 import pytest
 from botocore.config import Config
 
-from helpers.commands import record
-from helpers.files import REPO_ROOT
+from fieldeval.commands import record
+from fieldeval.files import REPO_ROOT
 from tests.commands.streams import outcome, streams
 from tests.servers.bedrock import BedrockServer, bedrock_environment, event, exception, text_stream, tool_use_stream
 
@@ -32,7 +32,7 @@ def bedrock(monkeypatch, no_aws_credentials, local_servers):
     with BedrockServer() as server:
         for name, value in bedrock_environment(server.url).items():
             monkeypatch.setenv(name, value)
-        monkeypatch.setattr("helpers.services.bedrock.CLIENT_CONFIG", FAST)
+        monkeypatch.setattr("fieldeval.services.bedrock.CLIENT_CONFIG", FAST)
         yield server
 
 
@@ -102,7 +102,7 @@ def test_each_failure_ends_with_its_exit_code_and_leaves_the_cassettes_byte_for_
 @pytest.fixture
 def heard(monkeypatch) -> list[float | None]:
     """The Retry-After of each throttle the run's back-off heard; its first pause shortened (Bedrock sends none)."""
-    from helpers.exchanges import throttle
+    from fieldeval.exchanges import throttle
 
     times: list[float | None] = []
 
@@ -114,7 +114,7 @@ def heard(monkeypatch) -> list[float | None]:
             times.append(retry_after)
             super().throttled(sent_at, retry_after)
 
-    monkeypatch.setattr("helpers.exchanges.recorder.SharedBackoff", Quick)
+    monkeypatch.setattr("fieldeval.exchanges.recorder.SharedBackoff", Quick)
     return times
 
 
@@ -174,8 +174,8 @@ def test_a_credential_process_printing_non_json_is_a_clear_credentials_error(
 
 def test_native_structured_output_is_recorded_and_replays_as_faithfully_as_a_tool_call(bedrock, cassettes):
     """A model that rejects forced tool choice: Strands falls back to native output, answered as JSON text."""
-    from helpers.exchanges.fixtures import load_exchange
-    from helpers.exchanges.replay import ReplayModel
+    from fieldeval.exchanges.fixtures import load_exchange
+    from fieldeval.exchanges.replay import ReplayModel
     from walkthroughs import offline_invoice
 
     truth = offline_invoice.GROUND_TRUTH.model_dump(mode="json")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.commands import record, score, stand_in
+from fieldeval.commands import record, score, stand_in
 from tests.commands.streams import outcome, streams
 from tests.commands.test_score_command import (
     DOCUMENTS,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from strands_evals.evaluators import StructuredOutputReport
 
-from helpers.commands import record, report
-from helpers.commands.compare import main as compare_main
+from fieldeval.commands import record, report
+from fieldeval.commands.compare import main as compare_main
 from tests.commands.streams import outcome
 from tests.commands.test_score_command import (
     DOCUMENTS,
@@ -86,7 +86,7 @@ def test_a_changed_setting_is_refused_on_replay_for_every_case_at_once_with_the_
         "  3 cases (po-1, po-2, po-3): the model differs: params.temperature: recorded 0.0, given 0.9.\n"
     ) in printed
     fix = (
-        "python -m helpers.commands.record --schema po_schema:PurchaseOrder --cases cases.jsonl --task po_task:task "
+        "python -m fieldeval.commands.record --schema po_schema:PurchaseOrder --cases cases.jsonl --task po_task:task "
         "--cassettes cassettes --model po_models:model --match-on system,tools,messages --record-mode stale"
     )
     assert f"Re-record exactly those with:\n  {fix}\nNothing was written." in printed

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from strands.models import Model
 
-from helpers.commands import record, score
-from helpers.commands.compare import main as compare_main
-from helpers.exchanges.fixtures import load_exchange, prompt_sha256
-from helpers.harness.reports import load_report
+from fieldeval.commands import record, score
+from fieldeval.commands.compare import main as compare_main
+from fieldeval.exchanges.fixtures import load_exchange, prompt_sha256
+from fieldeval.harness.reports import load_report
 from tests.commands.streams import outcome
 from tests.jsonl import write_jsonl
 
@@ -231,7 +231,7 @@ def test_replay_without_a_cassette_names_the_command_that_records_it(project):
     assert code == 2
     assert "1 of 3 case(s) would be refused by their cassettes:\n  case po-3: no cassette.\n" in printed
     command = (
-        "python -m helpers.commands.record --schema po_schema:PurchaseOrder --cases cases.jsonl --task po_task:task"
+        "python -m fieldeval.commands.record --schema po_schema:PurchaseOrder --cases cases.jsonl --task po_task:task"
     )
     assert f"Re-record exactly those with:\n  {command} --cassettes cassettes --record-mode stale\n" in printed
     assert not (project / "run.json").exists()
@@ -272,7 +272,7 @@ def test_unused_turns_in_a_cassette_are_bad_input(project):
         (["--task", TASK], "--task in replay mode needs --cassettes DIR"),
         (
             ["--task", TASK, "--cassettes", "nowhere"],
-            "--cassettes nowhere: no such folder; record it with `python -m helpers.commands.record`",
+            "--cassettes nowhere: no such folder; record it with `python -m fieldeval.commands.record`",
         ),
         (["--task", TASK, "--cassettes", ".", "--mode", "live"], "EVAL_NOTEBOOKS_MODE=replay forbids live calls"),
         (
@@ -333,7 +333,7 @@ def test_the_commands_run_as_python_modules_without_the_working_directory_on_the
             sys.executable,
             "-P",
             "-m",
-            "helpers.commands.score",
+            "fieldeval.commands.score",
             *from_predictions("run.json"),
         ],
         cwd=project,
@@ -343,19 +343,19 @@ def test_the_commands_run_as_python_modules_without_the_working_directory_on_the
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Saved the report to run.json." in done.stdout and Path(project / "run.json").is_file()
-    for module in ("helpers.commands.score", "helpers.commands.record"):
+    for module in ("fieldeval.commands.score", "fieldeval.commands.record"):
         helped = subprocess.run(
             [sys.executable, "-m", module, "--help"], cwd=project, capture_output=True, text=True, timeout=60
         )
         assert helped.returncode == 0 and f"python -m {module}" in helped.stdout and "Exit codes:" in helped.stdout
-    # `python -m helpers.commands.compare` from a user's folder on runs score wrote, exiting with its
+    # `python -m fieldeval.commands.compare` from a user's folder on runs score wrote, exiting with its
     # verdict: tests/commands/test_exits.py (0, a gate passed) and tests/compare/test_compare.py (1, failed).
 
 
 def test_help_imports_no_heavy_library():
     """What `--help` and argument errors load: the standard library and these two modules only."""
     heavy = ("strands", "strands_evals", "pandas", "boto3")
-    imports = "import sys, helpers.commands.score, helpers.commands.record"
+    imports = "import sys, fieldeval.commands.score, fieldeval.commands.record"
     code = f"{imports}; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
@@ -435,7 +435,7 @@ def test_one_task_bug_is_said_once_with_the_cases_it_hit(project):
 
 
 def test_said_once_caps_the_names_and_keeps_distinct_problems_apart():
-    from helpers.harness.tasks import Problem, said_once
+    from fieldeval.harness.tasks import Problem, said_once
 
     problems = {f"c{i}": Problem("the task raised X") for i in (5, 1, 4, 2, 3)} | {"c9": Problem("c9 does not match")}
     order = [f"c{i}" for i in range(10)]
@@ -446,7 +446,7 @@ def test_said_once_caps_the_names_and_keeps_distinct_problems_apart():
 
 
 def test_a_closed_pipe_ends_quietly_as_unix_tools_do(project):
-    args = [sys.executable, "-u", "-m", "helpers.commands.score", *from_predictions("runs/piped.json")]
+    args = [sys.executable, "-u", "-m", "fieldeval.commands.score", *from_predictions("runs/piped.json")]
     with subprocess.Popen(args, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
         process.stdout.readline()  # `head -1`: one line, then the reader is gone
         process.stdout.close()

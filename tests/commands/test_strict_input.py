@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from helpers.formats.names import name_problem
+from fieldeval.formats.names import name_problem
 from tests.commands.test_score_command import (
     TASK_MODULE,
     TRUTH,
@@ -168,9 +168,9 @@ def test_a_task_that_returns_no_structured_output_for_any_case_is_exit_2(project
 
 
 def test_the_readme_and_its_reference_state_the_limits_the_code_applies():
-    from helpers.files import REPO_ROOT
-    from helpers.formats.names import MAX_NAME_CHARS
-    from helpers.mode import CREDENTIALS_TIMEOUT
+    from fieldeval.files import REPO_ROOT
+    from fieldeval.formats.names import MAX_NAME_CHARS
+    from fieldeval.mode import CREDENTIALS_TIMEOUT
 
     pages = [REPO_ROOT / "README.md", REPO_ROOT / "examples" / "your_own_agent" / "REFERENCE.md"]
     readme = "\n".join(page.read_text(encoding="utf-8") for page in pages)
@@ -180,8 +180,8 @@ def test_the_readme_and_its_reference_state_the_limits_the_code_applies():
 
 
 def test_compare_refuses_a_results_row_with_a_repeated_key_naming_line_and_field(tmp_path, capsys):
-    from helpers.commands.compare import main as compare_main
-    from helpers.formats.results import ResultRow, ResultsHeader, ResultsWriter
+    from fieldeval.commands.compare import main as compare_main
+    from fieldeval.formats.results import ResultRow, ResultsHeader, ResultsWriter
 
     path = tmp_path / "run.jsonl"
     with ResultsWriter(path, ResultsHeader(schema="po_schema:PurchaseOrder")) as writer:

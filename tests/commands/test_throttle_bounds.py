@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.commands import record, score
-from helpers.exchanges import throttle
+from fieldeval.commands import record, score
+from fieldeval.exchanges import throttle
 from tests.commands.streams import streams
 from tests.sample_project import sample_project
 from tests.servers.openai import OpenAIServer, factory_module, throttled_step
@@ -152,7 +152,7 @@ def program(project: Path, command: str, argv: list[str], url: str) -> subproces
     env = dict(os.environ, LOCAL_OPENAI_URL=url + "/v1")
     env.pop("EVAL_NOTEBOOKS_MODE", None)
     return subprocess.Popen(
-        [sys.executable, "-m", f"helpers.commands.{command}", *BASE, *LIVE, *argv],
+        [sys.executable, "-m", f"fieldeval.commands.{command}", *BASE, *LIVE, *argv],
         cwd=project,
         env=env,
         stdout=subprocess.PIPE,

@@ -3,11 +3,11 @@
 
 import pytest
 
-from helpers.commands import record
-from helpers.commands.compare import main as compare_main
-from helpers.exchanges.usage import Usage, events_usage, total
-from helpers.formats.prices import Price, cost_line
-from helpers.formats.run_info import RunInfo
+from fieldeval.commands import record
+from fieldeval.commands.compare import main as compare_main
+from fieldeval.exchanges.usage import Usage, events_usage, total
+from fieldeval.formats.prices import Price, cost_line
+from fieldeval.formats.run_info import RunInfo
 from tests.commands.streams import outcome
 from tests.commands.test_score_command import DOCUMENTS, TASK_RUN, TRUTH, StandInProvider, make_project, run_score
 from tests.commands.test_score_command import replay_args as replay

@@ -11,13 +11,13 @@ import stickler
 from strands_evals.evaluators import StructuredOutputSimilarity
 from strands_evals.types import EvaluationData
 
-from helpers.commands import score
-from helpers.commands.compare import main as compare_main
-from helpers.exchanges.cassettes import Cassettes
-from helpers.exchanges.fixtures import prompt_sha256
-from helpers.files import REPO_ROOT
-from helpers.harness.cases import load_cases, load_predictions
-from helpers.harness.schema import load_schema, load_task
+from fieldeval.commands import score
+from fieldeval.commands.compare import main as compare_main
+from fieldeval.exchanges.cassettes import Cassettes
+from fieldeval.exchanges.fixtures import prompt_sha256
+from fieldeval.files import REPO_ROOT
+from fieldeval.harness.cases import load_cases, load_predictions
+from fieldeval.harness.schema import load_schema, load_task
 
 FOLDER = REPO_ROOT / "examples" / "your_own_agent"
 SCHEMA, TASK = "purchase_order:PurchaseOrder", "extract:task"

@@ -1,8 +1,8 @@
 """Comparing two runs: pairing, the paired bootstrap, verdicts, gates and the command line.
 
-The gates live in `helpers.compare.gates` and the command line in `helpers.commands.compare`; they are
+The gates live in `fieldeval.compare.gates` and the command line in `fieldeval.commands.compare`; they are
 tested here, in process, because every test of them needs the same two scored simulated runs. Two
-tests start a process: one proves `python -m helpers.commands.compare` runs, one that `--help` and argument
+tests start a process: one proves `python -m fieldeval.commands.compare` runs, one that `--help` and argument
 errors import nothing heavy. Malformed input is `test_compare_validation.py`; compact results files
 are `test_compare_results.py`.
 """
@@ -16,10 +16,10 @@ import pytest
 from strands_evals import Case
 from strands_evals.evaluators import Equals, StructuredOutputReport, StructuredOutputSimilarity
 
-from helpers.commands.compare import main
-from helpers.compare import bootstrap
-from helpers.compare.gates import GateError, evaluate_gates, parse_gate
-from helpers.compare.runs import (
+from fieldeval.commands.compare import main
+from fieldeval.compare import bootstrap
+from fieldeval.compare.gates import GateError, evaluate_gates, parse_gate
+from fieldeval.compare.runs import (
     COUNTS,
     IMPROVED,
     NO_CLEAR_CHANGE,
@@ -36,10 +36,10 @@ from helpers.compare.runs import (
     read_run,
     verdict,
 )
-from helpers.flows.compare import text as report_text
-from helpers.harness.reports import save_report
-from helpers.harness.scoring import score_outputs_sync
-from helpers.render.compare_charts import field_delta_chart
+from fieldeval.flows.compare import text as report_text
+from fieldeval.harness.reports import save_report
+from fieldeval.harness.scoring import score_outputs_sync
+from fieldeval.render.compare_charts import field_delta_chart
 from walkthroughs import simulated_runs as sim
 from walkthroughs.invoices import Invoice, SparseInvoice
 
@@ -558,7 +558,7 @@ def test_module_entry_point_exit_code(saved):
         [
             sys.executable,
             "-m",
-            "helpers.commands.compare",
+            "fieldeval.commands.compare",
             old.name,
             new.name,
             "--resamples",
@@ -612,8 +612,8 @@ def test_help_and_bad_arguments_answer_before_any_heavy_import(tmp_path):
     (nor does a missing baseline of `power`, compare's neighbour)."""
     script = (
         "import sys\n"
-        "from helpers.commands.compare import main\n"
-        "from helpers.commands.power import main as power\n"
+        "from fieldeval.commands.compare import main\n"
+        "from fieldeval.commands.power import main as power\n"
         "codes = [main(['--help']), main(['a.json']), main(['a.json', 'b.json', '--resamples=0']),\n"
         "         main(['a.json', 'b.json', '--gate', 'overall >> 1']), main(['absent.json', 'absent.json']),\n"
         "         power(['absent.json', '--target', 'total.f1'])]\n"

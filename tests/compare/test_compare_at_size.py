@@ -11,8 +11,8 @@ import random
 
 import pytest
 
-from helpers.commands import compare, report, score
-from helpers.formats.results import iter_results, read_header
+from fieldeval.commands import compare, report, score
+from fieldeval.formats.results import iter_results, read_header
 from tests.commands.streams import streams
 
 DOCUMENTS = 5_000

@@ -12,10 +12,10 @@ import random
 import numpy as np
 import pytest
 
-from helpers.compare import bootstrap
-from helpers.compare.runs import compare_files
-from helpers.formats import COUNTS
-from helpers.formats.results import Counts, ResultRow, ResultsHeader, ResultsWriter, iter_records, iter_results
+from fieldeval.compare import bootstrap
+from fieldeval.compare.runs import compare_files
+from fieldeval.formats import COUNTS
+from fieldeval.formats.results import Counts, ResultRow, ResultsHeader, ResultsWriter, iter_records, iter_results
 
 DOCUMENTS = 1_500
 RESAMPLES = 400
@@ -134,7 +134,7 @@ def test_every_interval_and_table_equals_the_reference(files, monkeypatch, chunk
 
 def test_the_results_reader_reads_what_the_model_reads(files):
     """Lines taken apart by the shape's groups and lines read by the parser give the same rows."""
-    from helpers.formats.results import iter_row_counts
+    from fieldeval.formats.results import iter_row_counts
 
     for path in files:
         expected = [

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.commands.compare import EXIT_BAD_INPUT, EXIT_FAILED, main
-from helpers.compare import runs
-from helpers.compare.bootstrap import joint_band, percentile_bounds
-from helpers.compare.runs import compare
-from helpers.harness.reports import save_report
-from helpers.harness.scoring import score_outputs_sync
+from fieldeval.commands.compare import EXIT_BAD_INPUT, EXIT_FAILED, main
+from fieldeval.compare import runs
+from fieldeval.compare.bootstrap import joint_band, percentile_bounds
+from fieldeval.compare.runs import compare
+from fieldeval.harness.reports import save_report
+from fieldeval.harness.scoring import score_outputs_sync
 from walkthroughs import simulated_runs as sim
 from walkthroughs.invoices import Invoice
 
@@ -236,7 +236,7 @@ def test_chunked_paths_give_the_same_tables_as_one_chunk(small, monkeypatch):
 
 def test_many_field_paths_are_held_a_chunk_at_a_time(tmp_path):
     """A results file with 800 field paths (three chunks at 2,000 resamples): the sums held stay within budget."""
-    from helpers.formats import results
+    from fieldeval.formats import results
 
     paths = [f"items.f{index:04d}" for index in range(800)]
     header = results.ResultsHeader(schema="walkthroughs.invoices:Invoice")
@@ -266,7 +266,7 @@ FAST = {"simulations": 40, "resamples": 100}
 
 
 def test_power_grows_with_the_regression_and_the_run(small):
-    from helpers.compare.power import Baseline, simulate
+    from fieldeval.compare.power import Baseline, simulate
 
     baseline = Baseline.of(small[1], "line_items.description.f1")
     assert len(baseline.counts) == 12 and 0 < baseline.value() <= 1
@@ -277,7 +277,7 @@ def test_power_grows_with_the_regression_and_the_run(small):
 
 
 def test_documents_needed_catch_the_change_and_fewer_do_not(small):
-    from helpers.compare.power import Baseline, documents_needed, simulate
+    from fieldeval.compare.power import Baseline, documents_needed, simulate
 
     baseline = Baseline.of(small[1], "line_items.description.f1")
     needed = documents_needed(baseline, -0.05, **FAST)
@@ -286,7 +286,7 @@ def test_documents_needed_catch_the_change_and_fewer_do_not(small):
 
 
 def test_five_documents_are_too_few_and_the_command_says_so(tmp_path, small, capsys):
-    from helpers.commands import power
+    from fieldeval.commands import power
 
     old = save_report(small[0], tmp_path / "old.json")
     fast = ["--simulations", "40", "--resamples", "100"]
@@ -317,7 +317,7 @@ def test_the_gate_simulation_is_reproducible_from_its_seed_and_plants_its_regres
 
 def write_results(path, counts_by_document, fields):
     """A compact results file whose documents hold the given counts (documents x fields x COUNTS)."""
-    from helpers.formats import COUNTS, results
+    from fieldeval.formats import COUNTS, results
 
     header = results.ResultsHeader(schema="walkthroughs.invoices:Invoice")
     with results.ResultsWriter(path, header) as out:
@@ -332,7 +332,7 @@ def write_results(path, counts_by_document, fields):
 
 def assert_gates_and_tables_agree(comparison, targets, mode):
     """Every gated row of the field and overall tables prints the interval its gate read, with its verdict."""
-    from helpers.compare.gates import evaluate_gates, gated_intervals
+    from fieldeval.compare.gates import evaluate_gates, gated_intervals
 
     rules = [f"high(delta({target})) >= 0" for target in targets]
     results = evaluate_gates(rules, comparison, intervals=mode)
@@ -370,9 +370,9 @@ def test_gates_and_tables_agree_on_the_walkthrough_comparison():
 
 def test_gates_and_tables_agree_on_the_own_agent_walkthrough_comparison():
     """The "Your own agent" walkthrough's two hand-authored runs of five purchase orders."""
-    from helpers.files import REPO_ROOT
-    from helpers.harness.cases import load_cases, load_predictions
-    from helpers.harness.schema import load_schema
+    from fieldeval.files import REPO_ROOT
+    from fieldeval.harness.cases import load_cases, load_predictions
+    from fieldeval.harness.schema import load_schema
 
     folder = REPO_ROOT / "examples" / "your_own_agent"
     order = load_schema("purchase_order:PurchaseOrder", directory=folder)

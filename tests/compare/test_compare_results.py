@@ -6,13 +6,13 @@ import math
 import pytest
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.commands.compare import EXIT_BAD_INPUT, main
-from helpers.compare.reading import MAX_COUNT, is_results_file, read_results_file
-from helpers.compare.runs import compare, compare_files
-from helpers.formats import RESULTS_FORMAT, results
-from helpers.harness.reports import save_report
-from helpers.harness.results import rows_from_report
-from helpers.harness.scoring import score_outputs_sync
+from fieldeval.commands.compare import EXIT_BAD_INPUT, main
+from fieldeval.compare.reading import MAX_COUNT, is_results_file, read_results_file
+from fieldeval.compare.runs import compare, compare_files
+from fieldeval.formats import RESULTS_FORMAT, results
+from fieldeval.harness.reports import save_report
+from fieldeval.harness.results import rows_from_report
+from fieldeval.harness.scoring import score_outputs_sync
 from walkthroughs import simulated_runs as sim
 from walkthroughs.invoices import Invoice
 

@@ -12,12 +12,12 @@ import math
 import pytest
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.commands import compare as cli
-from helpers.commands.compare import EXIT_BAD_INPUT, EXIT_INTERNAL, main
-from helpers.compare.params import MAX_RESAMPLES
-from helpers.compare.reading import MAX_COUNT
-from helpers.harness.reports import save_report
-from helpers.harness.scoring import score_outputs_sync
+from fieldeval.commands import compare as cli
+from fieldeval.commands.compare import EXIT_BAD_INPUT, EXIT_INTERNAL, main
+from fieldeval.compare.params import MAX_RESAMPLES
+from fieldeval.compare.reading import MAX_COUNT
+from fieldeval.harness.reports import save_report
+from fieldeval.harness.scoring import score_outputs_sync
 from walkthroughs import simulated_runs as sim
 from walkthroughs.invoices import Invoice
 
@@ -242,10 +242,10 @@ def test_a_bug_is_exit_3_not_a_failed_gate(good, capsys, monkeypatch):
     def broken(*args, **kwargs):
         raise KeyError("a bug")
 
-    monkeypatch.setattr("helpers.compare.runs.compare_runs", broken)
+    monkeypatch.setattr("fieldeval.compare.runs.compare_runs", broken)
     assert main([str(good), str(good)]) == EXIT_INTERNAL
     err = capsys.readouterr().err
-    assert "internal error in helpers.commands.compare (KeyError" in err and "not a gate result" in err
+    assert "internal error in fieldeval.commands.compare (KeyError" in err and "not a gate result" in err
     assert cli.EXIT_FAILED != EXIT_INTERNAL
 
 
@@ -253,8 +253,8 @@ def test_a_nan_score_in_a_report_in_memory_is_refused_too():
     """The notebook path (reports in memory) validates as the command does."""
     from strands_evals.evaluators import Equals
 
-    from helpers.compare.params import CompareError
-    from helpers.compare.runs import case_scores
+    from fieldeval.compare.params import CompareError
+    from fieldeval.compare.runs import case_scores
 
     invoices = sim.simulated_invoices()[:2]
     report = score_outputs_sync(sim.simulated_cases(invoices), sim.extract(sim.BASELINE, invoices), Equals())

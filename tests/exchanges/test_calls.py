@@ -7,10 +7,10 @@ import pytest
 from pydantic import BaseModel
 from strands import Agent, tool
 
-from helpers.exchanges.calls import canonical_request, normalized, request_difference
-from helpers.exchanges.fixtures import FixtureError, load_exchange, save_exchange
-from helpers.exchanges.recording import RecordingModel
-from helpers.exchanges.replay import ReplayModel, RequestMismatchError
+from fieldeval.exchanges.calls import canonical_request, normalized, request_difference
+from fieldeval.exchanges.fixtures import FixtureError, load_exchange, save_exchange
+from fieldeval.exchanges.recording import RecordingModel
+from fieldeval.exchanges.replay import ReplayModel, RequestMismatchError
 from tests.exchanges.test_recording import ScriptedModel as _Provider
 
 USAGE = {"inputTokens": 30, "outputTokens": 12, "totalTokens": 42}
@@ -166,13 +166,13 @@ def test_a_multi_turn_tool_run_replays_with_the_tool_results_in_the_next_request
 def test_each_request_difference_is_refused_in_one_line_naming_it_and_the_fix(tmp_path, changed, message):
     _, _, exchange = record(tmp_path, every_block_events(), answer_events())
     replay = ReplayModel(
-        exchange, record_command="python -m helpers.commands.record ... --only city", output_tool="Answer"
+        exchange, record_command="python -m fieldeval.commands.record ... --only city", output_tool="Answer"
     )
     with pytest.raises(Exception) as caught:
         city_task(**changed)(replay)
     text = str(_mismatch(caught.value))
     assert message in text and "\n" not in text
-    assert 're-record it with `python -m helpers.commands.record ... --only city` (or relax "match_on"' in text
+    assert 're-record it with `python -m fieldeval.commands.record ... --only city` (or relax "match_on"' in text
 
 
 def _mismatch(exc):

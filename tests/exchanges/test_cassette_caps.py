@@ -7,10 +7,10 @@ import shutil
 import pytest
 from strands.models import Model
 
-from helpers.commands import record, score
-from helpers.exchanges import fixtures, recording
-from helpers.exchanges.fixtures import FixtureError, load_exchange
-from helpers.formats import limits
+from fieldeval.commands import record, score
+from fieldeval.exchanges import fixtures, recording
+from fieldeval.exchanges.fixtures import FixtureError, load_exchange
+from fieldeval.formats import limits
 from tests.commands.streams import outcome, streams
 from tests.exchanges.test_recording import CORRECT_CHUNKS, ScriptedModel, make_record_argv, tool_events
 from tests.size_caps import no_parsing, small_cap
@@ -46,7 +46,7 @@ def test_score_refuses_a_1_gib_cassette_before_reading_it_naming_the_file_the_ca
     code, out, err = streams(score.main, REPLAY)
     assert code == score.EXIT_BAD_INPUT, out + err
     assert "cassettes/po-1003.json: 1 GiB, over the 64 MiB cap on a cassette, so it was not read" in err
-    assert "re-record it with `python -m helpers.commands.record" in err and "--only po-1003" in err
+    assert "re-record it with `python -m fieldeval.commands.record" in err and "--only po-1003" in err
     assert not (sample / "run.json").exists()
 
 

@@ -5,9 +5,9 @@ import json
 import pytest
 from strands import Agent
 
-from helpers.exchanges.cassettes import CassetteError, Cassettes, cassette_file_name, cassette_paths
-from helpers.exchanges.fixtures import EXCHANGES_DIR, FixtureError
-from helpers.exchanges.replay import PromptMismatchError
+from fieldeval.exchanges.cassettes import CassetteError, Cassettes, cassette_file_name, cassette_paths
+from fieldeval.exchanges.fixtures import EXCHANGES_DIR, FixtureError
+from fieldeval.exchanges.replay import PromptMismatchError
 from walkthroughs import offline_invoice
 from walkthroughs.invoices import Invoice
 
@@ -45,13 +45,13 @@ def test_the_bundled_offline_fixture_is_the_offline_invoice_case_of_data_exchang
 
 def test_a_missing_cassette_names_the_command_for_that_case(tmp_path):
     cassettes = Cassettes(
-        tmp_path, ["INV 7"], tool_name="Invoice", record_command="python -m helpers.commands.record --x y"
+        tmp_path, ["INV 7"], tool_name="Invoice", record_command="python -m fieldeval.commands.record --x y"
     )
     with pytest.raises(CassetteError) as caught:
         cassettes.load("INV 7")
     assert str(caught.value) == (
         f"{tmp_path / 'INV_7.json'}: no cassette for case 'INV 7'; record it with "
-        "`python -m helpers.commands.record --x y --only 'INV 7'` (replay never falls back to the network)"
+        "`python -m fieldeval.commands.record --x y --only 'INV 7'` (replay never falls back to the network)"
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 from botocore.config import Config
 from strands.models import BedrockModel, Model
 
-from helpers.exchanges.client_retries import send_once
+from fieldeval.exchanges.client_retries import send_once
 from tests.servers.bedrock import BedrockServer, bedrock_environment
 
 THROTTLE = ("error", 429, "ThrottlingException", "Too many requests, please wait.")

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 import stickler
 
-from helpers.exchanges.fixtures import (
+from fieldeval.exchanges.fixtures import (
     EXCHANGES_DIR,
     FixtureError,
     load_exchange,
     parse_exchange,
     save_exchange,
 )
-from helpers.formats.exchange import reassemble
+from fieldeval.formats.exchange import reassemble
 from walkthroughs import offline_invoice
 
 STORED = json.loads(offline_invoice.FIXTURE_PATH.read_text(encoding="utf-8"))

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from helpers.exchanges import live_progress
-from helpers.exchanges.live_progress import CaseProgress
+from fieldeval.exchanges import live_progress
+from fieldeval.exchanges.live_progress import CaseProgress
 
 CLEAR = "\r\x1b[2K"
 

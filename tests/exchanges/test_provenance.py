@@ -5,8 +5,8 @@ from types import SimpleNamespace
 import pytest
 from strands.models import BedrockModel
 
-from helpers.exchanges.fixtures import Exchange
-from helpers.exchanges.provenance import describe_model, endpoint_host, is_local
+from fieldeval.exchanges.fixtures import Exchange
+from fieldeval.exchanges.provenance import describe_model, endpoint_host, is_local
 
 
 class Configured:

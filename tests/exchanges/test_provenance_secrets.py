@@ -13,8 +13,8 @@ import typing
 import pytest
 from strands.models import BedrockModel
 
-from helpers.exchanges.provenance import MAX_DEPTH, model_differences, model_settings, setting_differences
-from helpers.exchanges.recording import describe_changes
+from fieldeval.exchanges.provenance import MAX_DEPTH, model_differences, model_settings, setting_differences
+from fieldeval.exchanges.recording import describe_changes
 
 
 class Configured:

@@ -15,16 +15,16 @@ import pytest
 from strands import Agent
 from strands.models import Model
 
-from helpers.commands import record
-from helpers.exchanges import recording
-from helpers.exchanges.fixtures import load_exchange, prompt_sha256
-from helpers.exchanges.recording import (
+from fieldeval.commands import record
+from fieldeval.exchanges import recording
+from fieldeval.exchanges.fixtures import load_exchange, prompt_sha256
+from fieldeval.exchanges.recording import (
     RecordingModel,
     capture_task,
     commit_fixture,
     describe_changes,
 )
-from helpers.exchanges.replay import ReplayModel
+from fieldeval.exchanges.replay import ReplayModel
 from tests.commands.streams import outcome
 from walkthroughs import offline_invoice
 
@@ -321,7 +321,7 @@ def test_the_command_reports_a_missing_strands_as_exit_1_not_a_traceback(fixture
     before = fixture_copy.read_bytes()
     env = {**os.environ, "PYTHONPATH": str(blocked.parent)}
     done = subprocess.run(
-        [sys.executable, "-m", "helpers.commands.record", *make_record_argv(fixture_copy.parent)],
+        [sys.executable, "-m", "fieldeval.commands.record", *make_record_argv(fixture_copy.parent)],
         env=env,
         capture_output=True,
         text=True,
@@ -345,7 +345,7 @@ def test_absent_credentials_exit_2_before_any_call(fixture_copy, no_aws_credenti
 def test_help_lists_the_exit_codes(capsys):
     assert record.main(["--help"]) == 0
     text = capsys.readouterr().out
-    assert "python -m helpers.commands.record" in text
+    assert "python -m fieldeval.commands.record" in text
     for line in ("0  recorded", "1  a dependency is missing", "2  bad input", "3  the model never produced"):
         assert line in text
 
@@ -443,16 +443,16 @@ def test_make_record_is_the_general_recorder_on_the_offline_invoice():
     makefile = (repo / "Makefile").read_text(encoding="utf-8").splitlines()
     recipe = makefile[makefile.index(next(line for line in makefile if line.startswith("record:"))) + 1]
     words = shlex.split(recipe)
-    assert words[:3] == ["$(BIN)/python", "-m", "helpers.commands.record"]
+    assert words[:3] == ["$(BIN)/python", "-m", "fieldeval.commands.record"]
     in_repo = [str(repo / word) if word.startswith("data/") else word for word in words[3:]]
     assert in_repo == make_record_argv(offline_invoice.FIXTURE_PATH.parent)
 
 
 def test_the_command_repeats_the_library_defaults_it_cannot_import_before_the_dependency_check():
-    from helpers.exchanges import recorder
-    from helpers.flows import record as flow
-    from helpers.formats import exchange
-    from helpers.harness import agent_run
+    from fieldeval.exchanges import recorder
+    from fieldeval.flows import record as flow
+    from fieldeval.formats import exchange
+    from fieldeval.harness import agent_run
 
     assert flow.DEFAULT_MATCH_ON == exchange.DEFAULT_MATCH_ON and flow.MATCH_PARTS == exchange.MATCH_PARTS
     assert flow.DEFAULT_MAX_CALLS == recording.DEFAULT_MAX_CALLS

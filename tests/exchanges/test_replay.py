@@ -9,8 +9,8 @@ from strands import Agent
 from strands.tools.structured_output.structured_output_tool import StructuredOutputTool
 from strands.types.exceptions import EventLoopException
 
-from helpers.exchanges.fixtures import Exchange, load_exchange, prompt_sha256
-from helpers.exchanges.replay import (
+from fieldeval.exchanges.fixtures import Exchange, load_exchange, prompt_sha256
+from fieldeval.exchanges.replay import (
     PromptMismatchError,
     ReplayExhaustedError,
     ReplayModel,

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from helpers.exchanges.throttle import GaveUpError, RunStopped, SharedBackoff
+from fieldeval.exchanges.throttle import GaveUpError, RunStopped, SharedBackoff
 
 SHORT = 0.02  # seconds: the give-up bound in these checks
 PROVIDER = "strands.models.openai.OpenAIModel"

@@ -3,14 +3,14 @@
 import pytest
 from pydantic import BaseModel, ConfigDict, NonNegativeInt, ValidationError, model_validator
 
-from helpers.errors import EvalError
-from helpers.exchanges.fixtures import FixtureError
-from helpers.formats import COUNTS, RESULTS_FORMAT
-from helpers.formats import json as strict_json
-from helpers.formats.cases import CaseFileError
-from helpers.formats.errors import FormatError, file_error, refused, validation_problem
-from helpers.formats.json import MAX_DEPTH
-from helpers.formats.results import FORMAT, Counts, ResultsError
+from fieldeval.errors import EvalError
+from fieldeval.exchanges.fixtures import FixtureError
+from fieldeval.formats import COUNTS, RESULTS_FORMAT
+from fieldeval.formats import json as strict_json
+from fieldeval.formats.cases import CaseFileError
+from fieldeval.formats.errors import FormatError, file_error, refused, validation_problem
+from fieldeval.formats.json import MAX_DEPTH
+from fieldeval.formats.results import FORMAT, Counts, ResultsError
 from walkthroughs.fcc.datasets_server import SnapshotError
 
 

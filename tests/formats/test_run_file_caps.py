@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from helpers.commands import compare, report
-from helpers.compare.reading import is_results_file, read_run_file
-from helpers.formats import limits
-from helpers.formats.results import ResultRow, ResultsError, ResultsHeader, iter_results, read_header
-from helpers.harness.reports import load_report, load_run_info
+from fieldeval.commands import compare, report
+from fieldeval.compare.reading import is_results_file, read_run_file
+from fieldeval.formats import limits
+from fieldeval.formats.results import ResultRow, ResultsError, ResultsHeader, iter_results, read_header
+from fieldeval.harness.reports import load_report, load_run_info
 from tests.size_caps import no_parsing, small_cap
 
 HEADER = ResultsHeader(schema="receipts:Receipt").model_dump(by_alias=True)
@@ -169,8 +169,8 @@ def test_report_refuses_a_saved_report_over_the_cap_before_reading_it(huge_repor
 def test_a_saved_report_at_its_cap_is_read_and_one_byte_past_it_is_not(tmp_path, monkeypatch):
     from strands_evals.evaluators import StructuredOutputSimilarity
 
-    from helpers.harness.reports import save_report
-    from helpers.harness.scoring import score_outputs_sync
+    from fieldeval.harness.reports import save_report
+    from fieldeval.harness.scoring import score_outputs_sync
     from walkthroughs import simulated_runs as sim
     from walkthroughs.invoices import Invoice
 
@@ -192,7 +192,7 @@ def test_a_saved_report_at_its_cap_is_read_and_one_byte_past_it_is_not(tmp_path,
 
 
 def test_the_reference_lists_every_cap_as_the_code_has_it():
-    from helpers.files import REPO_ROOT
+    from fieldeval.files import REPO_ROOT
 
     text = (REPO_ROOT / "examples" / "your_own_agent" / "REFERENCE.md").read_text(encoding="utf-8")
     table = text[text.index("### Size caps") :]

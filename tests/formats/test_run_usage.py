@@ -6,11 +6,11 @@ import json
 import pytest
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.commands import compare
-from helpers.formats.results import ResultRow, ResultsHeader
-from helpers.formats.run_info import USAGE_LIMITS, RunInfoError, read_run_info
-from helpers.harness.reports import load_run_info, save_report
-from helpers.harness.scoring import score_outputs_sync
+from fieldeval.commands import compare
+from fieldeval.formats.results import ResultRow, ResultsHeader
+from fieldeval.formats.run_info import USAGE_LIMITS, RunInfoError, read_run_info
+from fieldeval.harness.reports import load_run_info, save_report
+from fieldeval.harness.scoring import score_outputs_sync
 from walkthroughs import simulated_runs as sim
 from walkthroughs.invoices import Invoice
 

@@ -6,8 +6,8 @@ import sys
 import pytest
 from pydantic import BaseModel
 
-from helpers.harness.cases import MAX_DEPTH, CaseFileError, load_cases, load_predictions, read_cases
-from helpers.harness.schema import SchemaError, load_schema, load_task
+from fieldeval.harness.cases import MAX_DEPTH, CaseFileError, load_cases, load_predictions, read_cases
+from fieldeval.harness.schema import SchemaError, load_schema, load_task
 
 
 class Line(BaseModel):

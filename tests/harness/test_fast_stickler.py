@@ -13,8 +13,8 @@ from stickler.structured_object_evaluator.models import structured_model
 from stickler.structured_object_evaluator.models.configuration_helper import ConfigurationHelper
 from stickler.structured_object_evaluator.models.structured_model import StructuredModel
 
-from helpers.harness import fast_stickler
-from helpers.harness.fast_stickler import differences
+from fieldeval.harness import fast_stickler
+from fieldeval.harness.fast_stickler import differences
 from walkthroughs.identity_runs import Shipment, fixture_runs, random_run, reference_pairs
 from walkthroughs.invoices import WeightedInvoice, reference_cases
 

@@ -3,7 +3,7 @@
 import pytest
 from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSimilarity
 
-from helpers.harness.reports import load_report, save_report
+from fieldeval.harness.reports import load_report, save_report
 from walkthroughs.invoices import Invoice, reference_cases
 
 

@@ -8,7 +8,7 @@ import pytest
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.formats.results import (
+from fieldeval.formats.results import (
     COUNTS,
     Counts,
     ResultRow,
@@ -18,7 +18,7 @@ from helpers.formats.results import (
     iter_results,
     read_header,
 )
-from helpers.harness.results import (
+from fieldeval.harness.results import (
     document_counts,
     failed_cases,
     results_frame,
@@ -27,7 +27,7 @@ from helpers.harness.results import (
     sum_counts,
     totals,
 )
-from helpers.harness.scoring import score_outputs_sync, score_stored
+from fieldeval.harness.scoring import score_outputs_sync, score_stored
 from walkthroughs.invoices import Invoice, reference_cases
 
 HEADER = ResultsHeader(schema="walkthroughs.invoices:Invoice")

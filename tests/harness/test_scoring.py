@@ -11,7 +11,7 @@ from strands_evals import Case
 from strands_evals.evaluators import Equals, Evaluator, StructuredOutputSimilarity
 from strands_evals.types.evaluation import EvaluationOutput
 
-from helpers.harness.scoring import CALLS_EVALUATE, score_outputs_sync, score_stored
+from fieldeval.harness.scoring import CALLS_EVALUATE, score_outputs_sync, score_stored
 from walkthroughs.identity_runs import Shipment, random_run, reference_pairs
 from walkthroughs.invoices import Invoice, reference_cases
 from walkthroughs.simulated_large import simulated_run

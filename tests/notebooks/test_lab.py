@@ -19,7 +19,7 @@ import nbformat
 import pytest
 from jupyter_client import BlockingKernelClient
 
-from helpers.mode import ENV_VAR
+from fieldeval.mode import ENV_VAR
 from scripts import lab
 
 TOKEN = "lab-test-token"

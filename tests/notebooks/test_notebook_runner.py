@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.harness.reports import save_report
+from fieldeval.harness.reports import save_report
 from scripts import make_compare, notebooks
 from walkthroughs.invoices import Invoice, reference_cases
 
@@ -139,7 +139,7 @@ def test_make_compare_keeps_gates_as_typed_and_executes_nothing_in_them(tmp_path
     done = make_compare_target(tmp_path, f"OLD={tmp_path}/missing.json", "NEW=it's new.json", f"GATES={hostile}")
     assert sorted(path.name for path in tmp_path.iterdir()) == []  # no file made, not even one named 0.8
     assert (
-        "+ python -m helpers.commands.compare " in done.stderr and "--gate 'overall >= 0.8' '$(touch' " in done.stderr
+        "+ python -m fieldeval.commands.compare " in done.stderr and "--gate 'overall >= 0.8' '$(touch' " in done.stderr
     )
     assert f"unrecognized arguments: $(touch {tmp_path}/a) `touch {tmp_path}/b`; touch" in done.stderr
     assert "make: *** [Makefile" in done.stderr and "compare] Error 2" in done.stderr

@@ -69,7 +69,7 @@ def test_the_blocker_really_blocks(tmp_path):
     (tmp_path / "pandas").mkdir()
     (tmp_path / "pandas" / "__init__.py").write_text('raise ImportError("pandas is blocked")\n', encoding="utf-8")
     run = subprocess.run(
-        [sys.executable, "-c", "import helpers.render.tables"],
+        [sys.executable, "-c", "import fieldeval.render.tables"],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])},
         capture_output=True,
@@ -99,7 +99,7 @@ def test_the_agent_call_is_in_the_cell_that_teaches_it(stored):
 
 
 def test_no_table_line_is_wider_than_the_tables_are_fitted_to(stored):
-    from helpers.render.text import WIDTH
+    from fieldeval.render.text import WIDTH
 
     tables = [cell for cell in code_cells(stored) if "print_table(" in cell.source]
     lines = [line for cell in tables for output in cell.outputs for line in output.get("text", "").splitlines()]

@@ -8,8 +8,8 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.render.charts import case_scores_chart, field_f1_chart
-from helpers.render.tables import (
+from fieldeval.render.charts import case_scores_chart, field_f1_chart
+from fieldeval.render.tables import (
     SCORE_COLOURS,
     comparison_frame,
     comparison_table,
@@ -22,7 +22,7 @@ from helpers.render.tables import (
     per_case_table,
     weakest_fields,
 )
-from helpers.render.text import text_table
+from fieldeval.render.text import text_table
 from walkthroughs.invoices import Invoice, reference_cases
 
 FIELD_METRICS = {
@@ -228,7 +228,7 @@ def test_cells_that_fit_are_wrapped_exactly_as_textwrap_wraps_them():
     """The short-cut for a cell that already fits gives textwrap's own lines, whatever the whitespace."""
     import textwrap
 
-    from helpers.render.text import wrap
+    from fieldeval.render.text import wrap
 
     cells = ["", "0.800", "sim-000001", "a  b", " lead", "trail ", "tab\there", "nbsp\u00a0", "x" * 12, "two words"]
     for cell in cells:

@@ -16,12 +16,12 @@ from matplotlib import image
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.commands.report import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, main
-from helpers.formats.results import ResultsHeader, ResultsWriter
-from helpers.harness.reports import save_report
-from helpers.harness.results import rows_from_report
-from helpers.harness.scoring import score_outputs_sync
-from helpers.report.page import PAGE_SIZE, render
+from fieldeval.commands.report import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, main
+from fieldeval.formats.results import ResultsHeader, ResultsWriter
+from fieldeval.harness.reports import save_report
+from fieldeval.harness.results import rows_from_report
+from fieldeval.harness.scoring import score_outputs_sync
+from fieldeval.report.page import PAGE_SIZE, render
 from tests.servers.chromium import Browser, chromium_or_skip
 from walkthroughs.invoices import Invoice, reference_cases
 from walkthroughs.simulated_report import synthetic_content
@@ -106,8 +106,8 @@ def test_the_page_embeds_each_document_diff_as_inert_json(compared):
 def test_results_file_failures_equal_the_saved_report_diffs(runs):
     import stickler
 
-    from helpers.attribution.kinds import report_diffs, results_failures, run_failures
-    from helpers.harness.reports import load_report
+    from fieldeval.attribution.kinds import report_diffs, results_failures, run_failures
+    from fieldeval.harness.reports import load_report
 
     spec = stickler.eval_for(Invoice, match_threshold=0.7)
     stored = results_failures(runs / "new.jsonl")
@@ -272,7 +272,7 @@ def test_summary_is_safe_to_paste_and_the_page_shows_a_partial_leaf(tmp_path):
 def test_a_markdown_cell_holds_any_text_on_one_line():
     import pandas as pd
 
-    from helpers.report.summary import inline, markdown_table
+    from fieldeval.report.summary import inline, markdown_table
 
     assert inline("a|b\nc\r\nd") == "a\\|b c d"
     assert (

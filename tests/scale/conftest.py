@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.harness.scoring import score_outputs_sync
+from fieldeval.harness.scoring import score_outputs_sync
 from tests.scale.same_report import mixed_run, write_order_project
 from walkthroughs.invoices import Invoice
 

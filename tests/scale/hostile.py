@@ -12,7 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from helpers.commands.score import main
+from fieldeval.commands.score import main
 from tests.commands.streams import streams
 from tests.jsonl import write_jsonl
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from strands_evals import Case
 
-from helpers.formats.results import COUNTS
+from fieldeval.formats.results import COUNTS
 from tests.commands.streams import outcome
 from tests.jsonl import write_jsonl
 from walkthroughs.invoices import reference_cases
@@ -86,7 +86,7 @@ def write_order_project(folder: Path) -> Path:
 
 
 def score_command(folder, *extra):
-    from helpers.commands.score import main
+    from fieldeval.commands.score import main
 
     argv = ["--schema", "order_schema:PurchaseOrder", "--cases", "cases.jsonl", "--predictions", "predictions.jsonl"]
     return outcome(main, [*argv, *extra])

@@ -2,7 +2,7 @@
 
 The same on Dask's workers is `test_scale_with_dask.py`: a Dask client leaves a thread behind in
 its process, after which local workers start from the forkserver, not forked from this process
-(`helpers.scale.pool.start_method`). That file is collected after this one and
+(`fieldeval.scale.pool.start_method`). That file is collected after this one and
 `test_scale_hardening.py`, so here workers fork, as a command's do, except where a test asks for
 another start.
 """
@@ -17,14 +17,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from helpers.formats.results import COUNTS, Counts, iter_results
-from helpers.harness.reports import load_report
-from helpers.harness.results import rows_from_report, sum_counts
-from helpers.scale import engine as engine_module
-from helpers.scale import pool as pool_module
-from helpers.scale.batches import Scorer
-from helpers.scale.engine import Engine, EngineError, open_engine
-from helpers.scale.run import _fan_out, batches, score_at_scale
+from fieldeval.formats.results import COUNTS, Counts, iter_results
+from fieldeval.harness.reports import load_report
+from fieldeval.harness.results import rows_from_report, sum_counts
+from fieldeval.scale import engine as engine_module
+from fieldeval.scale import pool as pool_module
+from fieldeval.scale.batches import Scorer
+from fieldeval.scale.engine import Engine, EngineError, open_engine
+from fieldeval.scale.run import _fan_out, batches, score_at_scale
 from tests.scale.same_report import assert_same_rollups, assert_same_summary, score_command
 from walkthroughs.simulated_large import SCHEMA, simulated_run
 
@@ -99,8 +99,8 @@ def test_a_run_without_a_results_file_skips_failures_by_kind_but_keeps_every_cou
 
 def test_batches_find_leaf_diffs_only_when_the_scorer_asks_and_as_one_process_does(run_pairs, single):
     """`score --out` asks (`Scorer.leaf_diffs`); a notebook's `Scorer(SCHEMA)` pays nothing for them."""
-    from helpers.attribution.kinds import report_diffs
-    from helpers.attribution.stored import stored_document
+    from fieldeval.attribution.kinds import report_diffs
+    from fieldeval.attribution.stored import stored_document
 
     engine = Engine(engine_module.InlineExecutor(), 1, "1 process")
     for asks in (False, True):
@@ -115,7 +115,7 @@ def test_batches_find_leaf_diffs_only_when_the_scorer_asks_and_as_one_process_do
 
 def test_batches_in_memory_are_bounded_by_the_window(monkeypatch):
     """However long the run, at most two batches per slot are read ahead of the merge."""
-    import helpers.scale.run as run_module
+    import fieldeval.scale.run as run_module
 
     pulled, merged, ahead = [], [], []
 

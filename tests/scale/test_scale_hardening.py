@@ -21,7 +21,7 @@ from tests.scale.hostile import ARGS, project, run_score, score
 
 
 def test_more_workers_than_cores_are_capped_unless_asked(tmp_path, monkeypatch):
-    from helpers.scale.engine import cores
+    from fieldeval.scale.engine import cores
 
     project(tmp_path)
     code, out, err = run_score(tmp_path, monkeypatch, "--out", "r.json", "--workers", "10000")
@@ -88,7 +88,7 @@ def test_workers_end_with_a_killed_driver_and_the_next_run_cleans_its_file(tmp_p
     process) finds the staged file it left and removes it."""
     project(tmp_path, {7: "HANG"})
     options = ["--results", "run.jsonl", "--workers", "2", "--fan-out", "always"]
-    command = [sys.executable, "-m", "helpers.commands.score", *ARGS, *options, "--batch-size", "1"]
+    command = [sys.executable, "-m", "fieldeval.commands.score", *ARGS, *options, "--batch-size", "1"]
     driver = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
@@ -114,7 +114,7 @@ def test_workers_end_with_a_killed_driver_and_the_next_run_cleans_its_file(tmp_p
 # A driver whose two workers start from the forkserver, as in a notebook kernel, each busy for an hour.
 FORKSERVER_DRIVER = """
 import time
-from helpers.scale import pool
+from fieldeval.scale import pool
 pool.start_method = lambda: "forkserver"
 workers = pool.WorkerPool(2, batch_timeout=3600)
 busy = [workers.submit(time.sleep, 3600) for _ in range(2)]

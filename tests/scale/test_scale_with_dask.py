@@ -27,14 +27,14 @@ import pytest
 from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.formats.results import iter_results
-from helpers.harness.schema import load_schema
-from helpers.harness.scoring import score_outputs_sync, score_stored
-from helpers.scale import engine as engine_module
-from helpers.scale.batches import Scorer
-from helpers.scale.engine import Engine, EngineError, open_engine
-from helpers.scale.progress import FinalLine
-from helpers.scale.run import score_at_scale
+from fieldeval.formats.results import iter_results
+from fieldeval.harness.schema import load_schema
+from fieldeval.harness.scoring import score_outputs_sync, score_stored
+from fieldeval.scale import engine as engine_module
+from fieldeval.scale.batches import Scorer
+from fieldeval.scale.engine import Engine, EngineError, open_engine
+from fieldeval.scale.progress import FinalLine
+from fieldeval.scale.run import score_at_scale
 from tests.scale.hostile import project, score
 from tests.scale.same_report import assert_same_rollups, assert_same_summary, score_command
 from walkthroughs.invoices import Invoice

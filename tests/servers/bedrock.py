@@ -24,10 +24,10 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from helpers.services.stand_in import event, exception  # noqa: F401 (exception: re-exported to the tests)
+from fieldeval.services.stand_in import event, exception  # noqa: F401 (exception: re-exported to the tests)
 from tests.servers.local import LocalServer
 
-# The wire encoding is the installed stand-in's (helpers.services.stand_in); this server adds the
+# The wire encoding is the installed stand-in's (fieldeval.services.stand_in); this server adds the
 # scripted failures a test needs.
 
 

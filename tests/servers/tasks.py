@@ -6,7 +6,7 @@ from typing import Any
 
 from strands import Agent
 
-from helpers.services.bedrock import retry_strategy
+from fieldeval.services.bedrock import retry_strategy
 from walkthroughs.invoices import Invoice
 from walkthroughs.offline_invoice import prompt
 

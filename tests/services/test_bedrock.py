@@ -10,7 +10,7 @@ import botocore.exceptions
 import pytest
 from strands.models import BedrockModel
 
-from helpers.services.bedrock import MODEL_ID, CredentialsError, check_credentials, live_model, resolve_region
+from fieldeval.services.bedrock import MODEL_ID, CredentialsError, check_credentials, live_model, resolve_region
 
 
 @pytest.fixture(autouse=True)

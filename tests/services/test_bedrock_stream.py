@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from strands import Agent, ModelRetryStrategy
 from strands.types.exceptions import ModelThrottledException
 
-from helpers.services.bedrock import MODEL_ID, describe_bedrock_error, live_model, retry_strategy
+from fieldeval.services.bedrock import MODEL_ID, describe_bedrock_error, live_model, retry_strategy
 from tests.servers.bedrock import BedrockServer, bedrock_environment, event, exception, tool_use_stream
 
 FAST = Config(connect_timeout=0.5, read_timeout=0.5, retries={"mode": "standard", "total_max_attempts": 1})

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from helpers.commands import record, score
-from helpers.exchanges.fixtures import load_exchange
-from helpers.exchanges.replay import ReplayModel
+from fieldeval.commands import record, score
+from fieldeval.exchanges.fixtures import load_exchange
+from fieldeval.exchanges.replay import ReplayModel
 from tests.commands.streams import outcome
 from tests.sample_project import FOLDER, sample_project
 from tests.servers.openai import OpenAIServer, text_step, tool_calls_step

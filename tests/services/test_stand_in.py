@@ -12,9 +12,9 @@ import threading
 
 import pytest
 
-from helpers.commands import record, score, stand_in
-from helpers.exchanges.fixtures import load_exchange
-from helpers.files import REPO_ROOT
+from fieldeval.commands import record, score, stand_in
+from fieldeval.exchanges.fixtures import load_exchange
+from fieldeval.files import REPO_ROOT
 from tests.commands.streams import streams
 
 FOLDER = REPO_ROOT / "examples" / "your_own_agent"
@@ -62,7 +62,7 @@ def test_record_against_the_stand_in_then_replay_with_no_socket(project, monkeyp
             "--cassettes",
             "cassettes",
             "--model",
-            "helpers.services.stand_in:model",
+            "fieldeval.services.stand_in:model",
         ]
         assert record.main(argv, out=out) == 0, out.getvalue()
     host = server.url.removeprefix("http://")
@@ -98,13 +98,13 @@ def test_the_stand_in_refuses_a_tool_calls_file_naming_an_unknown_case(project, 
 def test_help_says_how_to_record_against_it(capsys):
     assert stand_in.main(["--help"]) == 0
     text = capsys.readouterr().out
-    assert "--model helpers.services.stand_in:model" in text and "EVAL_STAND_IN_URL" in text
+    assert "--model fieldeval.services.stand_in:model" in text and "EVAL_STAND_IN_URL" in text
 
 
 @pytest.mark.local_servers
 def test_ctrl_c_stops_the_stand_in_with_130_like_every_command(project):
     """Run as a user does, from the sample's folder; Ctrl-C once it says it listens."""
-    argv = [sys.executable, "-m", "helpers.commands.stand_in", *BASE, "--predictions", "predictions_v2.jsonl"]
+    argv = [sys.executable, "-m", "fieldeval.commands.stand_in", *BASE, "--predictions", "predictions_v2.jsonl"]
     process = subprocess.Popen(
         [*argv, "--port", "0"],
         cwd=project,

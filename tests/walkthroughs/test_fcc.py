@@ -15,11 +15,11 @@ from strands.tools.structured_output.structured_output_tool import StructuredOut
 from strands_evals import Case, eval_task
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from helpers.exchanges.cassettes import CassetteError, Cassettes
-from helpers.exchanges.fixtures import Exchange, FixtureError
-from helpers.exchanges.replay import PromptMismatchError
-from helpers.harness.cases import load_cases
-from helpers.harness.scoring import score_task
+from fieldeval.exchanges.cassettes import CassetteError, Cassettes
+from fieldeval.exchanges.fixtures import Exchange, FixtureError
+from fieldeval.exchanges.replay import PromptMismatchError
+from fieldeval.harness.cases import load_cases
+from fieldeval.harness.scoring import score_task
 from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_path, load_document_exchange
 from walkthroughs.fcc.datasets_server import SERVICE, DatasetsServerClient, DatasetsServerError, SnapshotError
 from walkthroughs.fcc.documents import (
@@ -40,7 +40,7 @@ from walkthroughs.fcc.task import extract
 from walkthroughs.fcc.tuned import FccInvoiceTuned, FccLineItemTuned, date_comparison
 
 # The notebook's general path: the case file, and the cassette folder read through `Cassettes`.
-RECORD = "python -m helpers.commands.record ... --cassettes data/exchanges/fcc"
+RECORD = "python -m fieldeval.commands.record ... --cassettes data/exchanges/fcc"
 
 
 def fcc_cassettes(names, directory=FCC_EXCHANGES_DIR) -> Cassettes:
@@ -287,7 +287,7 @@ def test_the_case_file_and_cassettes_load_offline_and_say_hand_authored():
 
 
 def test_a_missing_cassette_fails_before_any_agent_runs_naming_the_record_command(tmp_path):
-    with pytest.raises(CassetteError, match="hand-authored-01.json: no cassette.*python -m helpers.commands.record"):
+    with pytest.raises(CassetteError, match="hand-authored-01.json: no cassette.*python -m fieldeval.commands.record"):
         fcc_cassettes([case.name for case in committed_cases()], tmp_path).load_all()
 
 
@@ -384,7 +384,7 @@ def test_a_failing_case_is_scored_as_a_failure_and_the_run_goes_on():
     report = run_experiment(StructuredOutputSimilarity(FccInvoice), replayed_extract, [first, unrecorded])
     assert report.test_passes == [True, False]
     assert report.scores[1] == 0
-    assert "python -m helpers.commands.record" in report.reasons[1] and "--only not-recorded" in report.reasons[1]
+    assert "python -m fieldeval.commands.record" in report.reasons[1] and "--only not-recorded" in report.reasons[1]
 
 
 def test_date_table():
@@ -422,7 +422,7 @@ def test_the_notebook_shows_the_task_the_recorder_runs():
 
     import nbformat
 
-    from helpers.files import REPO_ROOT
+    from fieldeval.files import REPO_ROOT
     from walkthroughs.fcc import task
 
     notebook = nbformat.read(REPO_ROOT / "examples" / "notebooks" / "Strands_Evals_FCC_Live_Agent.ipynb", 4)
@@ -468,7 +468,9 @@ def test_an_exchange_bound_to_no_prompt_is_refused(tmp_path):
     data = json.loads(path.read_text(encoding="utf-8"))
     del data["provenance"]["prompt_sha256"]
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(CassetteError, match="'provenance.prompt_sha256' is missing.*python -m helpers.commands.record"):
+    with pytest.raises(
+        CassetteError, match="'provenance.prompt_sha256' is missing.*python -m fieldeval.commands.record"
+    ):
         fcc_cassettes([case.name for case in committed_cases()], tmp_path / "fcc").load_all()
 
 
@@ -484,7 +486,7 @@ def test_a_snapshot_that_selects_fewer_than_five_documents_is_refused(tmp_path):
 def test_the_general_score_command_replays_the_fcc_cassettes_to_the_notebook_numbers(tmp_path):
     import io
 
-    from helpers.commands import score
+    from fieldeval.commands import score
     from walkthroughs.fcc.documents import CASES_PATH
 
     out = io.StringIO()
@@ -508,8 +510,8 @@ def test_the_notebooks_live_bedrock_model_is_the_one_the_recorder_builds(no_aws_
     """
     import nbformat
 
-    from helpers.files import REPO_ROOT
-    from helpers.services.bedrock import live_model
+    from fieldeval.files import REPO_ROOT
+    from fieldeval.services.bedrock import live_model
 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")  # placeholders: building a client calls nothing
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "placeholder")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.commands import score
+from fieldeval.commands import score
 from tests.commands.streams import outcome, streams
 from tests.walkthroughs.test_record_fcc import copy_committed_fcc, fake, tool_turn
 from walkthroughs.fcc import record as record_fcc

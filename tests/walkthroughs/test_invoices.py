@@ -1,6 +1,6 @@
 """The reference case files: what they hold, and the errors a malformed one raises.
 
-They are a case file and a predictions file in the general formats (`helpers.formats.cases`),
+They are a case file and a predictions file in the general formats (`fieldeval.formats.cases`),
 whose every refusal `tests/harness/test_cases.py` covers; these tests check what the invoices add.
 """
 

@@ -23,10 +23,10 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from helpers.exchanges.cassettes import Cassettes
-from helpers.exchanges.fixtures import Exchange
-from helpers.exchanges.replay import ReplayModel, turn_events
-from helpers.harness.cases import load_cases
+from fieldeval.exchanges.cassettes import Cassettes
+from fieldeval.exchanges.fixtures import Exchange
+from fieldeval.exchanges.replay import ReplayModel, turn_events
+from fieldeval.harness.cases import load_cases
 from tests.commands.streams import outcome
 from tests.servers.local import LocalServer
 from walkthroughs.fcc import record as record_fcc
@@ -367,8 +367,8 @@ def test_absent_credentials_exit_2_naming_aws_profile_before_any_download(server
 
 
 def test_the_exit_codes_are_those_of_the_general_recorder():
-    from helpers.commands import record
-    from helpers.exchanges import recording
+    from fieldeval.commands import record
+    from fieldeval.exchanges import recording
 
     assert record_fcc.EXIT_OK == record.EXIT_OK == recording.EXIT_OK
     assert record_fcc.EXIT_MISSING_DEPENDENCY == record.EXIT_MISSING_DEPENDENCY == recording.EXIT_MISSING_DEPENDENCY
@@ -380,7 +380,7 @@ def test_help_describes_the_steps_and_the_exit_codes(capsys):
     assert record_fcc.main(["--help"]) == 0
     text = capsys.readouterr().out
     assert "make record-fcc" in text and "3  the model never called" in text
-    assert "python -m helpers.commands.record" in text
+    assert "python -m fieldeval.commands.record" in text
 
 
 def test_the_committed_case_file_is_derived_from_the_committed_snapshot():
@@ -393,8 +393,8 @@ def test_the_committed_case_file_is_derived_from_the_committed_snapshot():
 
 
 def test_the_general_recorder_alone_records_cassettes_the_fcc_replay_accepts(tmp_path):
-    """`python -m helpers.commands.record` on the committed case file: the docstring's command for the cassettes."""
-    from helpers.commands import record
+    """`python -m fieldeval.commands.record` on the committed case file: the docstring's command for the cassettes."""
+    from fieldeval.commands import record
 
     out = io.StringIO()
     argv = ["--schema", "walkthroughs.fcc.schema:FccInvoice", "--cases", str(CASES_PATH)]

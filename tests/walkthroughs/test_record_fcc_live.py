@@ -33,7 +33,7 @@ def services(monkeypatch, no_aws_credentials, local_servers):
     with BedrockServer() as bedrock, DatasetsServer() as rows:
         for name, value in bedrock_environment(bedrock.url).items():
             monkeypatch.setenv(name, value)
-        monkeypatch.setattr("helpers.services.bedrock.CLIENT_CONFIG", FAST)
+        monkeypatch.setattr("fieldeval.services.bedrock.CLIENT_CONFIG", FAST)
         rows.script = [("status", 200, PAGE)]  # all eight rows on one page, num_rows_total 8
         yield bedrock, rows
 

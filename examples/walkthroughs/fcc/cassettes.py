@@ -1,6 +1,6 @@
 """Where each FCC document's recorded extraction lives, and the checks `make record-fcc` relies on.
 
-The FCC exchanges are a cassette folder of the general layout (`helpers.exchanges.cassettes`):
+The FCC exchanges are a cassette folder of the general layout (`fieldeval.exchanges.cassettes`):
 one file per document, `data/exchanges/fcc/<id>.json`, named as the general recorder names it.
 Each is bound to its document's prompt by `provenance.prompt_sha256`, and the ones
 `make record-fcc` writes also name their document in `provenance.document_id`, which is how the
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from helpers.exchanges.cassettes import cassette_paths
-from helpers.exchanges.fixtures import (
+from fieldeval.exchanges.cassettes import cassette_paths
+from fieldeval.exchanges.fixtures import (
     EXCHANGES_DIR,
     PROMPT_HASH_KEY,
     Exchange,

@@ -14,7 +14,7 @@ Whatever goes wrong ends as `DatasetsServerError`, whose message names the servi
 an out-of-range setting or a malformed base URL is a `ValueError` naming the setting. The pages
 fetched can be written to a snapshot file; in replay mode the same pages are read back from it,
 and nothing here opens a socket. A page is read as the pydantic model `Page` and a snapshot as
-`SnapshotFile`, refused through `helpers.formats` with the field named and what it must be.
+`SnapshotFile`, refused through `fieldeval.formats` with the field named and what it must be.
 
 Secrets: the optional token comes from `HF_TOKEN` (or `token=`) and is sent as a header only to
 Hugging Face hosts (`huggingface.co` and its subdomains) over https. Set `HF_TOKEN_ANY_HOST=1`
@@ -45,10 +45,10 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import MaxRetryError, ProtocolError
 from urllib3.util.retry import Retry
 
-from helpers.errors import EvalError
-from helpers.files import write_text_atomically
-from helpers.formats import json as strict_json
-from helpers.formats.errors import FormatError, file_error, validation_problem
+from fieldeval.errors import EvalError
+from fieldeval.files import write_text_atomically
+from fieldeval.formats import json as strict_json
+from fieldeval.formats.errors import FormatError, file_error, validation_problem
 
 SERVICE = "Hugging Face datasets server"
 DEFAULT_BASE_URL = "https://datasets-server.huggingface.co"
@@ -216,7 +216,7 @@ class SnapshotFile(BaseModel):
     pages: Annotated[list[Page], Field(min_length=1)]
 
 
-# What each field must be, keyed by the end of its path (see `helpers.formats.errors.validation_problem`).
+# What each field must be, keyed by the end of its path (see `fieldeval.formats.errors.validation_problem`).
 MUSTS = {
     "provenance": "must be an object saying where the snapshot came from",
     "request": "must be an object with dataset, config, split and page_length",

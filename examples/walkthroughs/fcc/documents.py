@@ -18,8 +18,8 @@ from typing import Any
 from pydantic import ValidationError
 from strands_evals import Case
 
-from helpers.errors import EvalError
-from helpers.files import DATA_DIR
+from fieldeval.errors import EvalError
+from fieldeval.files import DATA_DIR
 from walkthroughs.fcc.datasets_server import (
     SERVICE,
     DatasetsServerClient,

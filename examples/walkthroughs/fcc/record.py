@@ -4,8 +4,8 @@
 
 1. The refresh: downloads the five documents from the Hugging Face datasets server and stages
    the new snapshot and its case file (`name`, `input`, `expected_output`, `metadata` per line).
-2. The recording: the general recorder (`helpers.exchanges.recorder.record_cases`, the code behind
-   `python -m helpers.commands.record`) runs `walkthroughs.fcc.task:extract` live on every case, into
+2. The recording: the general recorder (`fieldeval.exchanges.recorder.record_cases`, the code behind
+   `python -m fieldeval.commands.record`) runs `walkthroughs.fcc.task:extract` live on every case, into
    a staging cassette folder.
 3. Only when every document succeeded: `data/fcc/snapshot.json`, `data/fcc/cases.jsonl` and the
    five exchanges are switched in together (all or none), and the exchanges of documents no
@@ -13,10 +13,10 @@
    the same step. Any other file in the exchanges folder is left alone and mentioned.
 
 On any failure nothing in `data/` changes. The cassettes alone can be re-recorded against the
-committed snapshot with `python -m helpers.commands.record --schema walkthroughs.fcc.schema:FccInvoice
+committed snapshot with `python -m fieldeval.commands.record --schema walkthroughs.fcc.schema:FccInvoice
 --cases data/fcc/cases.jsonl --task walkthroughs.fcc.task:extract --cassettes data/exchanges/fcc`.
 
-Exit codes: `helpers.commands.exits` (those of `python -m helpers.commands.record`, printed by --help).
+Exit codes: `fieldeval.commands.exits` (those of `python -m fieldeval.commands.record`, printed by --help).
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from helpers.commands import exits
-from helpers.files import staging_folder
+from fieldeval.commands import exits
+from fieldeval.files import staging_folder
 
-# The exit codes of helpers.commands.record (a test checks they agree), repeated here because the dependency
+# The exit codes of fieldeval.commands.record (a test checks they agree), repeated here because the dependency
 # check must run before anything that imports strands.
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
@@ -108,7 +108,7 @@ def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out
 
 def _check_targets(targets: _Targets, err: TextIO) -> None:
     """Refuse, before any work, targets that are one file, a symlink, a device or a folder."""
-    from helpers.outputs import OutputError, check_folder, check_outputs
+    from fieldeval.outputs import OutputError, check_folder, check_outputs
 
     try:
         check_outputs({"--snapshot": targets.snapshot, "--cases": targets.cases}, {})
@@ -126,7 +126,7 @@ def _check_targets(targets: _Targets, err: TextIO) -> None:
 
 def _settle(targets: _Targets, out: TextIO, err: TextIO) -> None:
     """Finish or undo a switch a killed run left in the target folders, and its staging folders, and say so."""
-    from helpers.files import WriteError, remove_dead_staging, settle
+    from fieldeval.files import WriteError, remove_dead_staging, settle
 
     folders = dict.fromkeys(
         path.absolute() for path in (targets.snapshot.parent, targets.cases.parent, targets.exchanges)
@@ -200,8 +200,8 @@ def _model(model_factory: Callable[[], Any] | None, out: TextIO, err: TextIO) ->
     if model_factory is not None:
         model = model_factory()
         return model, str(model.get_config().get("model_id", type(model).__name__))
-    from helpers.exchanges.recording import report_agent_failure
-    from helpers.services.bedrock import MODEL_ID, check_credentials, live_model, resolve_region
+    from fieldeval.exchanges.recording import report_agent_failure
+    from fieldeval.services.bedrock import MODEL_ID, check_credentials, live_model, resolve_region
 
     try:
         check_credentials()
@@ -245,9 +245,9 @@ def _record(
     The current exchanges are copied into the staging cassette folder first, so the recorder's
     review prints what changed from them.
     """
-    from helpers.exchanges.fixtures import exchange_text
-    from helpers.exchanges.recorder import record_cases
-    from helpers.harness.cases import CaseFileError, load_cases
+    from fieldeval.exchanges.fixtures import exchange_text
+    from fieldeval.exchanges.recorder import record_cases
+    from fieldeval.harness.cases import CaseFileError, load_cases
     from walkthroughs.fcc.cassettes import DOCUMENT_KEY, exchange_paths
     from walkthroughs.fcc.documents import RECORD_COMMAND
     from walkthroughs.fcc.refresh import stage_refresh
@@ -299,7 +299,7 @@ def _record(
 
 def _switch(writes: dict[Path, bytes], source: Any, targets: _Targets, out: TextIO, err: TextIO) -> None:
     """Step 3: every file in, and the provably stale exchanges out, as one step."""
-    from helpers.files import switch_files
+    from fieldeval.files import switch_files
 
     selected = {doc.id for doc in source.documents}
     stale, foreign = _old_files(targets.exchanges, set(writes), selected)

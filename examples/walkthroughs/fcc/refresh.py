@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.errors import EvalError
-from helpers.files import write_text_atomically
+from fieldeval.errors import EvalError
+from fieldeval.files import write_text_atomically
 from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR, exchange_paths
 from walkthroughs.fcc.datasets_server import DatasetsServerClient
 from walkthroughs.fcc.documents import (

@@ -1,7 +1,7 @@
 """What an FCC notebook shows first: where the replayed responses came from, in one line.
 
-The notebook reads its cases and cassettes through the general path (`helpers.harness.cases`,
-`helpers.exchanges.cassettes`); this only renders their provenance, with paths relative to the
+The notebook reads its cases and cassettes through the general path (`fieldeval.harness.cases`,
+`fieldeval.exchanges.cassettes`); this only renders their provenance, with paths relative to the
 repository so the output is the same on every machine.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from helpers.exchanges.fixtures import Exchange
-from helpers.files import REPO_ROOT
+from fieldeval.exchanges.fixtures import Exchange
+from fieldeval.files import REPO_ROOT
 from walkthroughs.fcc.cassettes import FCC_EXCHANGES_DIR
 
 

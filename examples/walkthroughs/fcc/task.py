@@ -4,7 +4,7 @@ It builds its own `Agent` around the model it is handed (live Bedrock, a recordi
 the replay of that case's exchange) and returns the structured output. The notebook shows the
 same function in a cell; `tests/walkthroughs/test_fcc.py` checks the two agree.
 
-    python -m helpers.commands.record --schema walkthroughs.fcc.schema:FccInvoice \\
+    python -m fieldeval.commands.record --schema walkthroughs.fcc.schema:FccInvoice \\
         --cases data/fcc/cases.jsonl --task walkthroughs.fcc.task:extract --cassettes data/exchanges/fcc
 """
 

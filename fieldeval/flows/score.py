@@ -1,0 +1,567 @@
+"""What one `score` run does, in order: the recipe `python -m fieldeval.commands.score` follows.
+
+    mode = check(request)                        # 1. arguments, files and output paths (standard library only)
+    inputs = resolve(request, mode, out)          # 2. schema, cases, then predictions or the task and its models
+    check_overlap(request, inputs)                #    no output is a file the run reads, now that all are known
+    with one_step():                              #    --out and --results: both written, or neither
+        scored = score(request, inputs, out, err) # 3. here, on local workers, or on Dask
+        account(request, inputs, scored, out)     # 4. what the model calls cost (tokens, prices)
+        write(request, scored, out)               # 5. the results file and the saved report
+
+`score_run` is that recipe; the command parses its arguments into a `ScoreRequest`, calls it and
+prints the tables of what it returns (`Scored`). Each step is the only place its refusals are
+raised: `Refused` (exit 2, nothing written), and from step 3 `fieldeval.scale.engine.EngineError`
+(an engine that cannot start). Standard library only at import, so `--help` and a bad argument
+answer before Strands Evals is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from fieldeval import outputs
+from fieldeval.exchanges.throttle import GIVE_UP_AFTER, MAX_GIVE_UP_AFTER  # noqa: F401 (the command's --help)
+from fieldeval.files import one_step
+from fieldeval.flows import Refused, Request
+from fieldeval.mode import ENV_VAR, ModeError, requested_mode
+from fieldeval.scale.engine import BATCH_TIMEOUT  # the standard library only: --help stays quick
+
+
+@dataclass(frozen=True)
+class ScoreRequest(Request):
+    """Everything a `score` run was asked, as the command line gave it."""
+
+    schema: str
+    cases: Path
+    predictions: Path | None = None
+    task: str | None = None
+    cassettes: Path | None = None
+    mode: str | None = None
+    model: str | None = None
+    concurrency: int | None = None
+    give_up_after: float | None = None  # live only; None: fieldeval.exchanges.throttle.GIVE_UP_AFTER
+    verbose: bool = False
+    out: Path | None = None
+    results: Path | None = None
+    match_threshold: float = 0.7
+    prices: Path | None = None
+    failures: bool = False
+    workers: int | None = None
+    cluster: str | None = None
+    batch_size: int = 32
+    batch_timeout: float = BATCH_TIMEOUT
+    beyond_cores: bool = False
+    fan_out: str = "auto"
+
+    def outputs(self) -> dict[str, Path]:
+        """The files the run writes, by option."""
+        return {option: path for option, path in (("--out", self.out), ("--results", self.results)) if path}
+
+    def inputs(self) -> dict[str, Path | None]:
+        """The files the command line names for the run to read, by option: none may be an output."""
+        return {"--cases": self.cases, "--predictions": self.predictions, "--prices": self.prices}
+
+    def fanned_out(self) -> bool:
+        """Whether stored outputs are scored by the scale-out step (any of --workers, --cluster, --results)."""
+        return self.predictions is not None and (
+            self.workers is not None or self.cluster is not None or self.results is not None
+        )
+
+
+@dataclass
+class Inputs:
+    """What step 2 loaded: the schema class, the cases, and the predictions or the agent run."""
+
+    schema: Any
+    cases: list
+    predictions: dict | None = None
+    agent: Any = None  # fieldeval.harness.agent_run.AgentRun, for a --task run
+    prices: dict | None = None
+
+
+@dataclass
+class Scored:
+    """What step 3 produced: the report (None when scored to --results only) and the run's self-description."""
+
+    report: Any
+    run_info: dict[str, Any]
+    summary: Any = None  # fieldeval.scale.run.Summary, when the results file was written as batches finished
+    results_written: bool = False
+    usage: Any = None  # fieldeval.exchanges.usage.Usage, the task run's model calls in all
+    measured: bool = False  # every case's output came from a model
+    failed: list = field(default_factory=list)
+    leaf_diffs: list | None = None  # every document's leaf diff as data, once found (`leaf_diffs`)
+
+
+def score_run(request: ScoreRequest, out: TextIO, err: TextIO) -> Scored:
+    """The recipe: check, resolve, score, account, write. What the run reports goes to `out`, warnings to `err`."""
+    mode = check(request)
+    inputs = resolve(request, mode, out)
+    check_overlap(request, inputs)
+    with one_step():  # --out and --results: both written, or neither
+        scored = score(request, inputs, out, err)
+        account(request, inputs, scored, out)
+        write(request, scored, out)
+    return scored
+
+
+# 1. Check ------------------------------------------------------------------------------------------
+
+
+def check(request: ScoreRequest) -> str | None:
+    """Refuse bad arguments, missing files and unwritable outputs; returns the mode of a task run (else None)."""
+    if not 0.0 <= request.match_threshold <= 1.0:
+        raise Refused(f"--match-threshold {request.match_threshold} is outside [0, 1]; pass a score such as 0.7.")
+    _need_file(request.cases, "--cases", "the JSONL case file")
+    if request.prices is not None:
+        _need_file(request.prices, "--prices", "a JSON price table by model id")
+    mode = _check_source(request)
+    try:
+        outputs.check_outputs(request.outputs(), request.inputs())
+    except outputs.OutputError as exc:
+        raise Refused(f"{exc}.") from exc
+    problem = scale_problem(request)
+    if problem is not None:
+        raise Refused(problem)
+    return mode
+
+
+def _check_source(request: ScoreRequest) -> str | None:
+    """The predictions file, or the task's mode and cassette folder."""
+    if request.predictions is not None:
+        given = (request.cassettes, request.mode, request.model, request.concurrency, request.give_up_after)
+        if any(value is not None for value in given):
+            raise Refused(
+                "--cassettes, --mode, --model, --concurrency and --give-up-after go with --task; scoring "
+                "--predictions runs no agent."
+            )
+        _need_file(request.predictions, "--predictions", "the JSONL predictions file")
+        return None
+    mode = request.mode or "replay"
+    try:  # a value that is no mode is a typo the user must hear of, not a silent replay
+        forced = requested_mode()
+    except ModeError as exc:
+        raise Refused(f"{exc}.") from exc
+    if request.concurrency is not None and request.concurrency < 1:
+        raise Refused(f"--concurrency {request.concurrency}: at least one case must be in flight; pass 4.")
+    if request.give_up_after is not None:
+        from fieldeval.flows.record import give_up_problem
+
+        if mode != "live":
+            raise Refused(
+                "--give-up-after bounds a live run's throttling; a replay makes no model call (pass --mode live)."
+            )
+        problem = give_up_problem(request.give_up_after)
+        if problem is not None:
+            raise Refused(problem)
+    if mode == "live" and forced == "replay":
+        raise Refused(f"--mode live, but {ENV_VAR}=replay forbids live calls; unset it to call Bedrock.")
+    if mode == "replay":
+        if request.cassettes is None:
+            raise Refused("--task in replay mode needs --cassettes DIR, the folder its exchanges are in.")
+        if not request.cassettes.is_dir():
+            raise Refused(
+                f"--cassettes {request.cassettes}: no such folder; record it with "
+                "`python -m fieldeval.commands.record` (same --schema, --cases, --task and --cassettes)."
+            )
+    return mode
+
+
+def scale_problem(request: ScoreRequest) -> str | None:
+    """What is wrong with the outputs and scale-out options, as the sentence the user sees; None if nothing."""
+    if request.out is None and request.results is None:
+        return "Name where the run goes: --out RUN.json (the saved report), --results RUN.jsonl (compact), or both."
+    if request.workers is not None and request.workers < 1:
+        return f"--workers {request.workers}: give a whole number of processes, at least 1."
+    if request.batch_size < 1:
+        return f"--batch-size {request.batch_size}: give a whole number of documents, at least 1."
+    if not request.batch_timeout > 0:
+        return f"--batch-timeout {request.batch_timeout:g}: give a number of seconds above 0, such as 300."
+    if request.cluster is not None:
+        wrong = cluster_problem(request.cluster)
+        if wrong is not None:
+            return wrong
+    if (request.workers is not None or request.cluster is not None) and request.predictions is None:
+        return (
+            "--workers and --cluster score stored outputs: score --predictions P.jsonl; a --task run "
+            "is scored in one process."
+        )
+    if request.results is not None:
+        results = request.results
+        if results.is_dir():
+            return f"--results {results} is a folder; name the results file, such as {results / 'run.jsonl'}."
+        inputs = {path.resolve() for path in (request.cases, request.predictions, request.out) if path is not None}
+        if results.resolve() in inputs:
+            return f"--results {results} would overwrite another file of this run; name a new file."
+    return None
+
+
+def cluster_problem(address: str) -> str | None:
+    """What is wrong with a `--cluster` value, checked before anything starts; None if it can be used.
+
+    A Dask scheduler address is `tcp://HOST:PORT` or `tls://HOST:PORT` (the `tcp://` may be left
+    out); `local` starts a cluster here.
+    """
+    fix = "give a scheduler address such as tcp://10.0.0.5:8786, or `local` to start a cluster here"
+    if address == "local":
+        return None
+    if address.strip() == "local":
+        return f"--cluster {address!r}: remove the spaces around `local`."
+    if address.startswith(("http://", "https://")):
+        return f"--cluster {address}: that is a web (dashboard) address, not the scheduler's; {fix}."
+    match = re.fullmatch(
+        r"(?:(tcp|tls)://)?(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})", address
+    )
+    if match is None:
+        return f"--cluster {address!r} is not a scheduler address; {fix}."
+    if not 1 <= int(match.group(3)) <= 65535:
+        return f"--cluster {address}: port {match.group(3)} is outside 1-65535; {fix}."
+    return None
+
+
+def _need_file(path: Path, option: str, what: str) -> None:
+    if not path.is_file():
+        raise Refused(f"{option} {path}: no such file; pass {what}.")
+
+
+# 2. Resolve ----------------------------------------------------------------------------------------
+
+
+def resolve(request: ScoreRequest, mode: str | None, out: TextIO) -> Inputs:
+    """Import the schema, read the cases and the predictions, or load the task and set up its models."""
+    from fieldeval.exchanges.fixtures import FixtureError
+    from fieldeval.formats.prices import PricesError, read_prices
+    from fieldeval.harness.agent_run import AgentRun, TaskOptions
+    from fieldeval.harness.cases import CaseFileError, load_cases, load_predictions
+    from fieldeval.harness.schema import SchemaError, load_schema, load_task
+
+    try:
+        prices = read_prices(request.prices) if request.prices is not None else None
+        schema = load_schema(request.schema)
+        cases = load_cases(request.cases, schema)
+        if request.predictions is not None:
+            predictions = load_predictions(request.predictions, schema, cases)
+            print(f"Scoring {len(cases)} case(s) from {request.predictions}.", file=out)
+            return Inputs(schema, cases, predictions=predictions, prices=prices)
+        assert mode is not None and request.task is not None  # check gives every --task run its mode
+        task = load_task(request.task)
+        if mode == "live":
+            model = _model(request.model, live=True)
+        else:  # the model each cassette is checked against; building a provider opens no socket
+            model = _model(request.model, live=False) if request.model is not None else None
+        options = TaskOptions(
+            request.schema,
+            request.cases,
+            request.task,
+            request.cassettes,
+            request.model,
+            request.concurrency,
+            request.give_up_after,
+        )
+        agent = AgentRun(task, schema, options, mode, cases, out, model=model)
+    except (SchemaError, CaseFileError, FixtureError, PricesError) as exc:
+        raise Refused(str(exc).rstrip(".") + ".") from exc
+    return Inputs(schema, cases, agent=agent, prices=prices)
+
+
+def _model(factory: str | None, live: bool) -> Any:
+    """The model a `--model` factory returns, else Bedrock's (live only)."""
+    from fieldeval.services.bedrock import CredentialsError
+    from fieldeval.services.models import ModelFactoryError, bedrock_model, model_from_factory
+
+    try:
+        return model_from_factory(factory) if factory is not None else bedrock_model(None, None)[0]
+    except (CredentialsError, ModelFactoryError) as exc:
+        raise Refused(f"--mode live: {exc}." if live else f"{exc}.") from exc
+
+
+def check_overlap(request: ScoreRequest, inputs: Inputs) -> None:
+    """Refuse an output that is a file the run reads: the case and predictions files, the modules, the cassettes."""
+    read = request.inputs()
+    for option in ("schema", "task", "model"):  # each module, now imported
+        spec = getattr(request, option)
+        if spec is not None:
+            read[f"the --{option} module"] = outputs.module_file(spec)
+    if request.task is not None and request.cassettes is not None:
+        from fieldeval.exchanges.cassettes import cassette_paths
+
+        paths = cassette_paths(request.cassettes, [case.name for case in inputs.cases])
+        read |= {f"the cassette of case {name!r}": path for name, path in paths.items()}
+    try:
+        outputs.refuse_overlap(request.outputs(), read)
+    except outputs.OutputError as exc:
+        raise Refused(f"{exc}.") from exc
+
+
+# 3. Score ------------------------------------------------------------------------------------------
+
+
+def score(request: ScoreRequest, inputs: Inputs, out: TextIO, err: TextIO) -> Scored:
+    """Score every case: stored outputs here or fanned out, or the task run through the harness."""
+    from strands_evals.evaluators import StructuredOutputSimilarity
+
+    if inputs.agent is not None:
+        return _score_task(request, inputs, out, err)
+    if request.fanned_out():
+        return _score_fanned_out(request, inputs, out, err)
+    from fieldeval.harness.scoring import score_stored
+
+    evaluator = StructuredOutputSimilarity(inputs.schema, match_threshold=request.match_threshold)
+    report = score_stored(inputs.cases, inputs.predictions or {}, evaluator)  # in this thread
+    return Scored(report, describe_run(request, inputs.schema, _predicted(request, inputs.cases)))
+
+
+def _score_task(request: ScoreRequest, inputs: Inputs, out: TextIO, err: TextIO) -> Scored:
+    """Run the task on every case through `Experiment` (replayed or live), then refuse what did not complete.
+
+    No more cases are in flight than the open-file limit holds (said on `err` when that is fewer).
+    """
+    from strands_evals.evaluators import StructuredOutputSimilarity
+
+    from fieldeval.exchanges.open_files import cases_in_flight
+    from fieldeval.exchanges.usage import total
+    from fieldeval.harness.scoring import score_task_sync
+
+    agent = inputs.agent
+    evaluator = StructuredOutputSimilarity(inputs.schema, match_threshold=request.match_threshold)
+    concurrency, lowered = cases_in_flight(agent.concurrency, len(inputs.cases))
+    if lowered is not None:
+        print(lowered, file=err)
+    try:
+        with agent.stopping_on_interrupt():  # Ctrl-C ends every back-off pause at once
+            report = score_task_sync(inputs.cases, agent.task, evaluator, max_workers=concurrency)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(agent.interrupted()) from None
+    agent.finish(out)
+    problem = agent.incomplete()
+    if problem is not None:
+        raise Refused(problem)
+    sources = agent.sources()
+    measured = all(source["origin"] == "model" for source in sources.values())
+    usage = total(agent.usages().values())
+    return Scored(report, describe_run(request, inputs.schema, sources), usage=usage, measured=measured)
+
+
+def _score_fanned_out(request: ScoreRequest, inputs: Inputs, out: TextIO, err: TextIO) -> Scored:
+    """Stored outputs on local workers or a Dask cluster, or here when the run is too small to win them back.
+
+    With `--results` the results file is written as batches finish (so memory is bounded by the
+    batch size); with `--results` alone no report is held.
+    """
+    from fieldeval.harness.results import failed_cases
+    from fieldeval.harness.scoring import score_stored
+    from fieldeval.scale.batches import Scorer
+    from fieldeval.scale.engine import cores, local_workers, require_dask
+    from fieldeval.scale.progress import progress_bar
+    from fieldeval.scale.run import kept_here, score_at_scale
+
+    run_info = describe_run(request, inputs.schema, _predicted(request, inputs.cases))
+    if request.cluster is None or request.cluster == "local":
+        workers = local_workers(request.workers, request.beyond_cores)
+        if request.workers is not None and workers < request.workers:
+            print(
+                f"--workers {request.workers}: this machine has {cores()} CPU core(s); using {workers} "
+                "(pass --beyond-cores to start more).",
+                file=err,
+            )
+        if request.cluster is None and request.workers is None:
+            workers = 1  # --results alone: one process
+    else:
+        workers = 1
+    predictions = inputs.predictions or {}
+    pairs = [(case, predictions[case.name]) for case in inputs.cases]
+    scorer = Scorer(request.schema, request.match_threshold, directory=os.getcwd(), leaf_diffs=request.out is not None)
+    if request.cluster is not None:
+        require_dask()  # also for a run kept here: a missing Dask is said whatever the size
+    here = kept_here(pairs, workers or 1, request.cluster, request.fan_out)
+    if here is not None and request.results is None:  # the report only, in this process: the one-process step
+        progress = progress_bar(out)
+        progress.start(len(inputs.cases), here)
+        try:
+            report = score_stored(inputs.cases, predictions, scorer.evaluator())
+            failed = failed_cases(report)
+            progress.advance(len(inputs.cases), len(failed))
+        finally:
+            progress.finish()
+        scored = Scored(report, run_info, failed=failed)
+    else:
+        run = score_at_scale(
+            pairs,
+            scorer,
+            workers=workers or 1,
+            cluster=request.cluster,
+            batch_size=request.batch_size,
+            keep_report=request.out is not None,
+            results=request.results,
+            progress=progress_bar(out),
+            batch_timeout=request.batch_timeout,
+            fan_out=request.fan_out,
+            run_info=run_info,
+        )
+        failed = [(name, run.summary.reasons[name]) for name in run.summary.failed]
+        scored = Scored(run.report, run_info, summary=run.summary, results_written=True, failed=failed)
+        scored.leaf_diffs = run.leaf_diffs  # found on the workers, batch by batch, with the report
+    for name, reason in scored.failed:
+        print(f"could not be scored, scored 0: case {name!r}: {reason}", file=err)
+    if scored.results_written and request.results is not None:
+        print(f"Wrote {scored.summary.documents} document row(s) to {request.results}.", file=out)
+    return scored
+
+
+def _predicted(request: ScoreRequest, cases: list) -> dict[str, dict[str, Any]]:
+    return {case.name: {"origin": "predictions", "file": str(request.predictions)} for case in cases}
+
+
+def describe_run(request: ScoreRequest, schema: Any, sources: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The saved run's self-description: schema, threshold, the comparators stickler used, each case's source."""
+    import stickler
+
+    from fieldeval.formats.run_info import RunInfo, comparators_of, schema_fingerprint
+
+    spec = stickler.eval_for(schema, match_threshold=request.match_threshold)
+    described = {
+        "schema": request.schema,
+        "schema_sha256": schema_fingerprint(schema),
+        "match_threshold": request.match_threshold,
+        "comparators": comparators_of(spec),
+        "cases": sources,
+    }
+    return RunInfo.model_validate(described).to_json()
+
+
+# 4. Account ----------------------------------------------------------------------------------------
+
+
+def account(request: ScoreRequest, inputs: Inputs, scored: Scored, out: TextIO) -> None:
+    """Say what the model calls cost: the task run's tokens (and live, their time), priced with --prices.
+
+    A fanned-out run of stored outputs made no model calls and prints no price line.
+    """
+    if inputs.agent is not None:
+        what = "Model use" if scored.measured else "Model use as the cassettes record it (not all from a model)"
+        print(f"{what}: {scored.usage.describe()}.", file=out)
+    if inputs.prices is not None and not request.fanned_out():
+        from fieldeval.formats.prices import cost_line
+        from fieldeval.formats.run_info import RunInfo
+
+        print(f"Model {cost_line(RunInfo.model_validate(scored.run_info), inputs.prices)}.", file=out)
+
+
+# 5. Write ------------------------------------------------------------------------------------------
+
+
+def write(request: ScoreRequest, scored: Scored, out: TextIO) -> None:
+    """The results file (unless written as batches finished) and the saved report; `score_run` switches both at once.
+
+    The saved report carries every document's leaf diff as data (`fieldeval.formats.leaf_diffs`),
+    computed here with the schema this command line named, so `report` never imports a module a
+    file names to show them.
+    """
+    from fieldeval.formats.leaf_diffs import leaf_diffs_json
+    from fieldeval.harness.reports import save_report
+
+    if request.results is not None and not scored.results_written:
+        _write_results(request, scored, out)
+    if request.out is not None and scored.report is not None:
+        save_report(scored.report, request.out, scored.run_info, leaf_diffs_json(leaf_diffs(request, scored)))
+
+
+def _write_results(request: ScoreRequest, scored: Scored, out: TextIO) -> None:
+    """The compact results file of a report scored in one process (a `--task` run)."""
+    import stickler
+
+    from fieldeval.formats.results import ResultsHeader, ResultsWriter
+    from fieldeval.harness.results import rows_from_report
+    from fieldeval.harness.schema import load_schema
+
+    assert request.results is not None, "written only when asked for"
+    spec = stickler.eval_for(load_schema(request.schema), match_threshold=request.match_threshold)
+    header = ResultsHeader(
+        schema=request.schema, match_threshold=request.match_threshold, failures=True, run=scored.run_info
+    )
+    with ResultsWriter(request.results, header) as writer:
+        for row in rows_from_report(scored.report, spec):
+            writer.write(row)
+    print(f"Wrote {writer.count} document row(s) to {request.results}.", file=out)
+
+
+# After the run -------------------------------------------------------------------------------------
+
+
+def leaf_diffs(request: ScoreRequest, scored: Scored) -> list:
+    """Every document's leaf diff as data (`fieldeval.attribution.stored.stored_document`), found once.
+
+    A run scored on workers brings them back with its batches; otherwise they are found here, with
+    the schema and match threshold the run was scored with.
+    """
+    if scored.leaf_diffs is None:
+        import stickler
+
+        from fieldeval.attribution.kinds import report_diffs
+        from fieldeval.attribution.stored import stored_document
+        from fieldeval.harness.schema import load_schema
+
+        spec = stickler.eval_for(load_schema(request.schema), match_threshold=request.match_threshold)
+        scored.leaf_diffs = [stored_document(diff) for diff in report_diffs(scored.report, spec)]
+    return scored.leaf_diffs
+
+
+def failures(request: ScoreRequest, scored: Scored) -> Any:
+    """The failures by kind per document: from the report's leaf diffs, or from the results file written."""
+    from fieldeval.attribution.kinds import results_failures
+    from fieldeval.attribution.stored import stored_failures
+
+    if scored.report is None:
+        return results_failures(request.results)
+    return stored_failures(leaf_diffs(request, scored))
+
+
+# 6. Summarize --------------------------------------------------------------------------------------
+
+# The per-field table's columns, named as stickler names them, so a column copied into code is a key.
+FIELD_COLUMNS = ("tp", "fn", "fa", "fd", "cm_precision", "cm_recall", "cm_f1")
+
+
+def summarize(scored: Scored) -> str:
+    """The per-field table (stickler's own key names), worst F1 first, the per-case scores and the overall line."""
+    if scored.report is None:  # scored to the results file only: its streamed rollups
+        return _summary_text(scored.summary)
+    from fieldeval.render.text import text_table
+
+    report = scored.report
+    fields = report.metrics().field_metrics
+    rows = sorted(fields.items(), key=lambda item: (item[1].get("cm_f1", 0.0), item[0]))
+    table = text_table(
+        ("field", *FIELD_COLUMNS), [(path, *(counts.get(key) for key in FIELD_COLUMNS)) for path, counts in rows]
+    )
+    cases = report.per_case()
+    verdicts = [(row["case"], float(row["overall_score"]), "pass" if row["test_pass"] else "FAIL") for row in cases]
+    passed = sum(1 for row in cases if row["test_pass"])
+    return (
+        f"Per field:\n{table}\n\nPer case:\n{text_table(('case', 'score', 'verdict'), verdicts)}\n"
+        f"\nOverall score {report.overall_score:.3f}; {passed} of {len(cases)} case(s) pass."
+    )
+
+
+def _summary_text(summary: Any) -> str:
+    """The per-field counts and the overall numbers of a run scored to the compact file only."""
+    from fieldeval.render.text import text_table
+
+    def ratio(part: float, whole: float) -> float:
+        return part / whole if whole else 0.0
+
+    rows = []
+    for path, counts in summary.counts.items():
+        precision = ratio(counts.tp, counts.tp + counts.fp)
+        recall = ratio(counts.tp, counts.tp + counts.fn)
+        f1 = ratio(2 * precision * recall, precision + recall)
+        rows.append((path, counts.tp, counts.fn, counts.fa, counts.fd, precision, recall, f1))
+    rows.sort(key=lambda row: (row[-1], row[0]))
+    return (
+        f"Per field:\n{text_table(('field', *FIELD_COLUMNS), rows)}\n"
+        f"\nOverall score {summary.overall_score:.3f}; {summary.passed} of {summary.documents} case(s) pass."
+    )

@@ -1,0 +1,527 @@
+"""The compact per-document results file: what each document contributes, one JSON line each.
+
+The format (JSON Lines, UTF-8):
+
+    {"format": "structured-output-results", "version": 1, "schema": "module:Class", ...}   header
+    {"name": ..., "score": ..., "test_pass": ..., "reason": ..., "status": ..., "counts": {...}, "failures": {...}}
+
+`counts` is `{path: {"tp", "fa", "fd", "fp", "tn", "fn"}}` (`COUNTS`, the one order every
+module holds stickler's confusion counts in); `failures` is `{path: {kind: count}}`. A header
+with `"failures": true` says the rows carry failures; files written before they existed read as
+before, with none. `fieldeval.harness.results` builds the rows from a report.
+
+    with ResultsWriter("run.results.jsonl", ResultsHeader(schema="my_schema:Invoice")) as out:
+        out.write(row)
+    for row in iter_results("run.results.jsonl"):
+        ...
+
+The file appears only when the writer closes cleanly (it is staged beside and renamed by
+`fieldeval.files.StagedFile`), so a crashed run leaves whatever was at the path before, byte for
+byte. This module imports only pydantic, so telling a results file from a report costs nothing.
+
+The header lists every case (`run.cases`, about 230 bytes each), so it grows with the run: a file
+is told to be a results file by reading its first line's members from the front up to `format`
+(`is_results_file`), whatever the header's length, and the header line is read whole only up to
+`limits.HEADER`, each row line up to `limits.ROW`. The rows are streamed, so the file has no cap.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import Iterator, Mapping
+from functools import partial
+from pathlib import Path
+from typing import Any, BinaryIO, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from fieldeval.files import StagedFile, settle
+from fieldeval.formats import COUNTS, RESULTS_FORMAT, limits
+from fieldeval.formats import json as strict_json
+from fieldeval.formats.errors import FormatError, file_error, validation_problem
+
+FORMAT: Literal["structured-output-results"] = RESULTS_FORMAT
+VERSION: Literal[1] = 1
+MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the evaluator's scored rows
+RESCORE = "re-run the scoring that wrote it"
+PARSED_TEXTS = 1 << 12  # distinct counts texts `iter_row_counts` keeps parsed
+
+# What a row's numbers mean: scored (counts filled), unreadable (an output that could not be read as
+# the schema: score 0, no counts), failed (the case could not be scored at all: score 0, reason says
+# why), not_applicable (no ground truth: no verdict, left out of the overall score).
+Status = Literal["scored", "unreadable", "failed", "not_applicable"]
+
+
+class ResultsError(FormatError):
+    """A results file cannot be read; the message names the file, the line, the field and the fix."""
+
+
+class Counts(BaseModel):
+    """One field path's confusion counts in one document (or summed over many)."""
+
+    # strict: `true` or `"3"` is a malformed file, not a count of 1 or 3.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    tp: int = Field(0, ge=0)
+    fa: int = Field(0, ge=0)
+    fd: int = Field(0, ge=0)
+    fp: int = Field(0, ge=0)
+    tn: int = Field(0, ge=0)
+    fn: int = Field(0, ge=0)
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(**{key: getattr(self, key) + getattr(other, key) for key in COUNTS})
+
+
+class ResultsHeader(BaseModel):
+    """The first line: what the rows are, so a reader refuses a file of another kind or schema."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format: Literal["structured-output-results"] = FORMAT
+    version: Literal[1] = VERSION
+    schema_: str = Field(alias="schema", description="the scored model as module:Class")
+    evaluator: str = MARKER
+    match_threshold: float = 0.7
+    run: dict[str, Any] | None = None  # the run's self-description (fieldeval.formats.run_info), when score wrote it
+    failures: bool = False  # whether rows carry their failures by kind
+
+
+class ResultRow(BaseModel):
+    """One document: its score and verdict as the report holds them, and its counts per field path."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    score: float = Field(ge=0, le=1, allow_inf_nan=False)
+    test_pass: bool
+    reason: str = ""
+    status: Status = "scored"
+    precision: float | None = None
+    recall: float | None = None
+    f1: float | None = None
+    field_scores: dict[str, float] = {}
+    overall: Counts = Counts()
+    counts: dict[str, Counts] = {}
+    failures: dict[str, dict[str, int]] = {}
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+
+class ResultsWriter:
+    """Writes a results file line by line as rows arrive, and puts it in place only at close.
+
+    Rows go to a temporary file beside `path` and are flushed as written, so memory stays at one
+    row; `close()` renames the file over `path` in one step. Leaving the `with` block through an
+    exception, or calling `discard()`, removes the temporary file and leaves `path` untouched.
+    """
+
+    def __init__(self, path: Path | str, header: ResultsHeader) -> None:
+        self.path = Path(path)
+        self.header = header
+        self.count = 0
+        self._staged = StagedFile(self.path)  # a killed run's staged file is cleaned by the next writer
+        self._file = self._staged.file
+        self._names: set[str] = set()
+        self._line(header.model_dump(by_alias=True, exclude={"run"} if header.run is None else None))
+
+    def _line(self, record: Mapping[str, Any]) -> None:
+        self._file.write(json.dumps(record, separators=(",", ":"), allow_nan=False) + "\n")
+
+    def write(self, row: ResultRow) -> None:
+        """Append one document's row; a repeated name is refused, since rows are paired by name."""
+        if row.name in self._names:
+            raise ResultsError(
+                file_error(self.path, f"case {row.name!r} written twice", "give every case a distinct name")
+            )
+        self._names.add(row.name)
+        self._file.write(row.model_dump_json() + "\n")
+        self.count += 1
+        if self.count % 256 == 0:
+            self._file.flush()
+
+    def close(self) -> Path:
+        """Finish the file and rename it over `path`, so readers see the old file or the whole new one."""
+        if self._file.closed:
+            return self.path
+        return self._staged.commit()
+
+    def discard(self) -> None:
+        """Drop what was written; `path` keeps whatever it held before."""
+        self._staged.discard()
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.discard()
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def _load_line(path: Path, number: int, text: str) -> dict[str, Any]:
+    fix = f"the file is cut short or was edited by hand: {RESCORE}"
+    record = strict_json.parse(text, path, fix, error=ResultsError, line=number)
+    if not isinstance(record, dict):
+        raise ResultsError(file_error(path, f"is a JSON {type(record).__name__}, not an object", fix, line=number))
+    return record
+
+
+def read_header(path: Path | str) -> ResultsHeader:
+    """The header of a results file.
+
+    Raises:
+        FileNotFoundError: If there is no file at `path`.
+        ResultsError: If the first line is not this format's header, naming the field, or is
+            longer than `limits.HEADER` (refused once that much is read, before it is parsed).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no results file here; write one with `score ... --results {path.name}`")
+    with path.open("rb") as file:
+        raw = limits.read_line(file, path, limits.HEADER, 1, error=ResultsError)
+    try:
+        first = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ResultsError(file_error(path, f"not UTF-8 text (byte {exc.start})", RESCORE, line=1)) from None
+    if not first.strip():
+        raise ResultsError(file_error(path, "is empty", "a results file starts with its header line", line=1))
+    record = _load_line(path, 1, first)
+    if record.get("format") != FORMAT:
+        raise ResultsError(
+            file_error(
+                path,
+                f"is {record.get('format')!r}, not {FORMAT!r}: this is not a results file",
+                "a saved report is read with fieldeval.harness.reports.load_report",
+                line=1,
+                field="format",
+            )
+        )
+    if record.get("version") != VERSION:
+        raise ResultsError(
+            file_error(
+                path,
+                f"is {record.get('version')!r}; this reader reads version {VERSION}",
+                "re-score with this version of the tool",
+                line=1,
+                field="version",
+            )
+        )
+    try:
+        return ResultsHeader.model_validate(record)
+    except ValidationError as exc:
+        field, what = validation_problem(exc)
+        raise ResultsError(file_error(path, what, RESCORE, line=1, field=field)) from exc
+
+
+def iter_results(path: Path | str) -> Iterator[ResultRow]:
+    """Stream the rows of a results file, one line at a time, checking the header first.
+
+    Memory stays at one row, plus each name seen (to refuse a repeat): about 100 bytes a document.
+
+    Raises:
+        FileNotFoundError: If there is no file at `path`.
+        ResultsError: For a bad header, a line that is not JSON or does not validate (naming
+            the line and the field), or a case name that repeats.
+    """
+    for record in iter_records(path):
+        yield ResultRow.model_validate(record)
+
+
+def iter_records(path: Path | str) -> Iterator[dict[str, Any]]:
+    """`iter_results` as plain dicts (`ResultRow.model_dump()`'s shape), for readers of many rows.
+
+    A line as `ResultsWriter` writes it is checked by its shape and read by the C parser, several
+    times faster than building each row's model; the dict holds exactly what its `ResultRow` would.
+
+    Raises:
+        FileNotFoundError: If there is no file at `path`.
+        ResultsError: As `iter_results`.
+    """
+    path = Path(path)
+    names = _Names(path)
+    for number, text in _row_lines(path):
+        record = _read_record(path, number, text)
+        names.check(record["name"], number)
+        yield record
+
+
+# What a comparison reads of one row: `(line, name, score, status, field names, counts)`, the field
+# names the keys of `field_scores` in order and the counts `(path, counts in COUNTS order)` pairs in
+# order. A plain tuple: at 100,000 rows a named one costs a tenth of the reading.
+RowCounts = tuple[int, str, float, str, tuple[str, ...], tuple[tuple[str, tuple[int, ...]], ...]]
+
+
+def iter_row_counts(path: Path | str) -> Iterator[RowCounts]:
+    """`iter_records` reduced to `RowCounts`, for a reader of many rows that needs only those.
+
+    A line as `ResultsWriter` writes it with no escape in it is taken apart by the groups of the
+    shape it matches, without parsing the rest: its strings then hold no escape, so the text
+    between the quotes is the value, and every `":` closes a key, so a repeated key is told by
+    counting. The counts of one document are often those of another, so each distinct counts
+    text is parsed once. Any other line is read as `iter_records` reads it, so the same lines are
+    refused with the same messages.
+
+    Raises:
+        FileNotFoundError: If there is no file at `path`.
+        ResultsError: As `iter_results`.
+    """
+    path = Path(path)
+    names = _Names(path)
+    parsed: dict[str, Any] = {}  # counts text -> its pairs, or None
+    shared: dict[tuple, tuple] = {}  # each distinct (path, counts) pair
+    for number, text in _row_lines(path):
+        if len(parsed) >= PARSED_TEXTS:  # a run of ever-new counts: memory stays bounded
+            parsed.clear()
+            shared.clear()
+        row = _row_counts(number, text, parsed, shared) if "\\" not in text else None
+        if row is None:
+            row = _record_counts(number, _read_record(path, number, text))
+        names.check(row[1], number)
+        yield row
+
+
+def _record_counts(number: int, record: dict[str, Any]) -> RowCounts:
+    counts = tuple((key, tuple(map(values.__getitem__, COUNTS))) for key, values in record["counts"].items())
+    return number, record["name"], record["score"], record["status"], tuple(record["field_scores"]), counts
+
+
+def _row_counts(number: int, text: str, parsed: dict[str, Any], shared: dict[tuple, tuple]) -> RowCounts | None:
+    """A line of the writer's shape with no escape as `RowCounts`; None for any other line."""
+    match = _ROW_LINE.fullmatch(text)
+    if match is None:
+        return None
+    name, score, status, field_scores, counts, failures = match.groups()
+    value = float(score)  # what the JSON parser makes of the same digits
+    fields = tuple(_KEY.findall(field_scores))
+    rows = parsed.get(counts, False)
+    if rows is False:
+        rows = parsed[counts] = _counts_rows(counts, shared)
+    if rows is None or not 0 <= value <= 1 or len(set(fields)) != len(fields) or not _distinct_failures(failures):
+        return None
+    return number, name, value, status, fields, rows
+
+
+def _counts_rows(text: str, shared: dict[tuple, tuple]) -> tuple[tuple[str, tuple[int, ...]], ...] | None:
+    """A counts object of the writer's shape with no escape as `(path, counts)` pairs; None if a path repeats.
+
+    Its counts are in `COUNTS` order (the shape fixes it); each pair is the one `shared` already
+    holds when an earlier row had it, so distinct documents that repeat a field's counts share them.
+    """
+    found = json.loads(text)
+    if len(found) * (1 + len(COUNTS)) != text.count('":'):
+        return None
+    pairs = ((key, tuple(values.values())) for key, values in found.items())
+    return tuple(shared.setdefault(pair, pair) for pair in pairs)
+
+
+def _distinct_failures(text: str) -> bool:
+    """Whether a `failures` object of the writer's shape, with no escape, repeats no key."""
+    if text == "{}":
+        return True
+    found = json.loads(text)
+    return len(found) + sum(map(len, found.values())) == text.count('":')
+
+
+def _row_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Each row line of a results file with its line number, after checking the header.
+
+    A line is read up to `limits.ROW` characters and refused past it, before it is parsed.
+    """
+    settle(path.parent)  # a killed writer's switch or staged file is dealt with before reading
+    read_header(path)
+    cap = limits.ROW.bytes
+    with path.open(encoding="utf-8") as file:
+        file.readline(limits.HEADER.bytes + 1)  # the header, read and checked (no longer than this) above
+        for number, text in enumerate(iter(partial(file.readline, cap + 1), ""), start=2):
+            if len(text) > cap:
+                raise ResultsError(limits.over_cap(f"{path}: line {number}", None, limits.ROW))
+            if not text.isspace():  # stops at the first character of a row; `strip` would copy the line
+                yield number, text
+
+
+# --- telling a results file from a saved report ---------------------------------------------------
+
+_CHUNK = 1 << 16  # the first read of a file's front; each later read doubles, so a long member costs linear time
+
+
+def is_results_file(path: Path | str) -> bool:
+    """Whether the file is a results file: its first line is a JSON object whose `format` is this format's.
+
+    Told from the front of the file, whatever the length of the header (it lists every case):
+    the first line's members are decoded one at a time until `format`, which the writer puts
+    first (and which sorts before `run`, the long one, should the keys be sorted). A saved report
+    starts with a line holding only `{`, or with members of its own, and is told apart as soon as
+    that line ends or its object does. At most the first `limits.HEADER` bytes are read.
+    """
+    try:
+        with Path(path).open("rb") as file:
+            return _format_member(_Front(file)) == FORMAT
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+class _Front:
+    """The first line of a file as text, read in growing chunks, never past its end or `limits.HEADER`."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self.file = file
+        self.text = ""
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self._size = _CHUNK
+        self._left = limits.HEADER.bytes
+        self._complete = False  # the whole line, or all of it the cap allows, is in `text`
+
+    def more(self) -> bool:
+        """Read the next chunk of the line; False when there is nothing more to read."""
+        if self._complete:
+            return False
+        chunk = self.file.read(min(self._size, self._left))
+        self._left -= len(chunk)
+        self._size *= 2
+        part = self._decoder.decode(chunk, final=not chunk)
+        end = part.find("\n")
+        self.text += part if end < 0 else part[:end]
+        self._complete = end >= 0 or not chunk or not self._left
+        return True
+
+
+def _format_member(front: _Front) -> Any:
+    """The value of the top-level `format` member of the first line's object; None if it holds none.
+
+    Each member is decoded from its start once the text holds all of it; a member cut off by the
+    end of what was read so far is decoded again after the next (twice as large) read.
+    """
+    position = strict_json.skip_blanks(front.text)
+    while position == len(front.text):  # a file may start with blanks
+        if not front.more():
+            return None
+        position = strict_json.skip_blanks(front.text)
+    if front.text[position] != "{":
+        return None
+    start: int | None = position + 1
+    while start is not None:
+        found = _next_member(front.text, start)
+        if found is None:
+            if front.more():
+                continue
+            return None  # the whole line is read and holds no further member: no `format`
+        key, value, start = found
+        if key == "format":
+            return value
+    return None
+
+
+def _next_member(text: str, position: int) -> tuple[Any, Any, int | None] | None:
+    """The key and value of the object member at `position`, and where the next member starts.
+
+    The next start is None when the object ends after this member. The answer is None when
+    `text` holds no whole member there: cut short by the read, or not an object's member at all.
+    """
+    try:
+        key, position = _DECODE(text, strict_json.skip_blanks(text, position))
+        position = strict_json.skip_blanks(text, position)
+        if not isinstance(key, str) or not text.startswith(":", position):
+            return None
+        value, position = _DECODE(text, strict_json.skip_blanks(text, position + 1))
+    except (ValueError, RecursionError):
+        return None
+    position = strict_json.skip_blanks(text, position)
+    if text.startswith("}", position):
+        return key, value, None
+    if text.startswith(",", position):  # a number cut off by the read ends the text instead: read on
+        return key, value, position + 1
+    return None
+
+
+_DECODE = json.JSONDecoder().raw_decode
+
+
+class _Names(dict):
+    """The line each case name was first seen on, refusing a repeat: rows are paired by name."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def check(self, name: str, number: int) -> None:
+        if name in self:
+            raise ResultsError(
+                file_error(
+                    self.path,
+                    f"case {name!r} repeats line {self[name]}",
+                    "give every case a distinct name",
+                    line=number,
+                )
+            )
+        self[name] = number
+
+
+# A row line exactly as `ResultsWriter` writes it (pydantic's compact dump, fields in model order).
+# A line of this shape holds no NaN or Infinity, no number too large for a float or int, no bool
+# for a count and no negative count; repeated keys are ruled out by counting them (`_keys`).
+_CHARS = r'[^"\\\x00-\x1f]*+(?:\\["\\/bfnrtu][^"\\\x00-\x1f]*+)*+'  # a string's body, unrolled
+_STRING = f'"{_CHARS}"'
+_INT = r"(?:0|[1-9][0-9]{0,8})"  # at most 999,999,999: under every reader's limit
+_EXPONENT = r"[eE](?:-[0-9]{1,3}|\+?[0-9]{1,2})"  # at most 1e99: finite
+_FLOAT = rf"-?(?:0|[1-9][0-9]{{0,15}})(?:\.[0-9]+(?:{_EXPONENT})?|{_EXPONENT})"  # a float as pydantic writes it
+_OPTIONAL = rf"(?:{_FLOAT}|null)"
+_COUNTS = "{" + ",".join(rf'"{key}":{_INT}' for key in COUNTS) + "}"
+_ROW_LINE = re.compile(
+    rf'{{"name":"(?P<name>(?=[^"]){_CHARS})","score":(?P<score>{_FLOAT}),"test_pass":(?:true|false),'
+    rf'"reason":{_STRING},"status":"(?P<status>scored|unreadable|failed|not_applicable)",'
+    rf'"precision":{_OPTIONAL},"recall":{_OPTIONAL},"f1":{_OPTIONAL},'
+    rf'"field_scores":(?P<field_scores>{{(?:{_STRING}:{_FLOAT}(?:,{_STRING}:{_FLOAT})*)?}}),"overall":{_COUNTS},'
+    rf'"counts":(?P<counts>{{(?:{_STRING}:{_COUNTS}(?:,{_STRING}:{_COUNTS})*)?}}),'
+    rf'"failures":(?P<failures>{{(?:{_STRING}:{{(?:{_STRING}:-?{_INT}(?:,{_STRING}:-?{_INT})*)?}}'
+    rf"(?:,{_STRING}:{{(?:{_STRING}:-?{_INT}(?:,{_STRING}:-?{_INT})*)?}})*)?}})}}\r?\n?"
+)
+_KEY = re.compile(r'"([^"]*)":')  # a key of an object of the writer's shape with no escape in it
+_TOP_KEYS = len(ResultRow.model_fields)
+
+
+def _keys(record: dict[str, Any]) -> int:
+    """How many keys a record of `_ROW_LINE`'s shape holds, once parsed (a repeated key counts once)."""
+    failures = record["failures"]
+    return (
+        _TOP_KEYS
+        + len(record["field_scores"])
+        + len(COUNTS) * (1 + len(record["counts"]))
+        + len(record["counts"])
+        + len(failures)
+        + sum(map(len, failures.values()))
+    )
+
+
+def _read_record(path: Path, number: int, text: str) -> dict[str, Any]:
+    """One row line as a dict. A line of the writer's shape whose every key is distinct (each key's
+    closing quote is followed by a colon, so a line of that shape holds at least as many `":` as
+    keys, more if a string holds one) and whose score is in range is what the model would accept;
+    any other line goes through the strict reader and the model, which name what they refuse."""
+    if _ROW_LINE.fullmatch(text):
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError:  # a bad escape: the strict reader names it
+            record = None
+        if record is not None and _keys(record) == text.count('":') and 0 <= record["score"] <= 1:
+            return record
+    return _read_row(path, number, text).model_dump()
+
+
+def _read_row(path: Path, number: int, text: str) -> ResultRow:
+    """One row line through the strict reader and the model, which name the line and field they refuse."""
+    record = _load_line(path, number, text)
+    try:
+        return ResultRow.model_validate(record)
+    except ValidationError as exc:
+        name = record.get("name")
+        field, what = validation_problem(exc)
+        case = f"(case {name!r})" if isinstance(name, str) else None
+        raise ResultsError(file_error(path, what, RESCORE, line=number, record=case, field=field)) from exc

@@ -1,0 +1,9 @@
+"""`FuzzyEquals`: a configurable deterministic evaluator for result sets, JSON and numbers.
+
+`evaluator.py` is the Strands Evals adapter; `engine.py` walks and explains, `numeric.py` decides
+numbers exactly, `pairing.py` pairs unordered lists.
+"""
+
+from fieldeval.fuzzy.evaluator import EVALUATORS, FuzzyEquals
+
+__all__ = ["EVALUATORS", "FuzzyEquals"]
