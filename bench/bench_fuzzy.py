@@ -56,7 +56,7 @@ from importlib.metadata import version
 from deepdiff import DeepDiff
 
 from bench.timing import MIN_ROUNDS, QUICK_NOTE, QUICK_ROUNDS, add_quick, interleaved, median, spread
-from fieldeval.fuzzy.evaluator import FuzzyEquals
+from helpers.fuzzy.evaluator import FuzzyEquals
 
 REGIONS = ["North", "South", "East", "West", "Central"]
 TOLERANCE = 0.01

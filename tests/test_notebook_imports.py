@@ -1,8 +1,10 @@
-"""The notebooks import only what a reader needs: never a module that serves the commands alone.
+"""Two packages, two audiences, a boundary stated and enforced.
 
-`fieldeval/__init__.py` says which modules those are; this test follows every import of every
-notebook cell, and of each module they reach (imports inside functions included), and fails when
-one of them is reached, naming the chain that got there.
+The seed walkthroughs (Evaluator, Offline Agent, FuzzyEquals) reach nothing of the tool
+(`fieldeval`): only Strands, Strands Evals, stickler, pandas and `helpers`. No notebook reaches a
+module that serves the commands alone. `fieldeval` imports nothing of `helpers`. This test follows
+every import of every notebook cell, and of each module they reach (imports inside functions
+included), and fails naming the chain that got there.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = (ROOT, ROOT / "examples")  # `fieldeval` from the project, `walkthroughs` from examples/
+SOURCES = (ROOT, ROOT / "examples")  # `fieldeval` and `helpers` from the project, `walkthroughs` from examples/
 COMMAND_ONLY = (
     "fieldeval.commands",
     "fieldeval.flows",
@@ -44,14 +46,14 @@ def _file(module: str) -> Path | None:
 
 
 def _imports(source: str) -> set[str]:
-    """Every `fieldeval` and `walkthroughs` module a source names, `from M import name` as M and M.name."""
+    """Every `fieldeval`, `helpers` and `walkthroughs` module a source names, `from M import name` as M and M.name."""
     names = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
-    return {name for name in names if name.split(".")[0] in ("fieldeval", "walkthroughs")}
+    return {name for name in names if name.split(".")[0] in ("fieldeval", "helpers", "walkthroughs")}
 
 
 def _cells(notebook: Path) -> str:
@@ -95,8 +97,28 @@ def test_no_notebook_reaches_a_module_of_the_commands():
     problems = []
     for notebook in notebooks:
         reached = _reached(notebook)
-        assert any(module.startswith("fieldeval") for module in reached), notebook  # the walk found the imports
+        assert any(module.startswith(("fieldeval", "helpers")) for module in reached), notebook  # the walk found them
         for module in reached:
             if any(module == name or module.startswith(f"{name}.") for name in COMMAND_ONLY):
                 problems.append(_chain(reached, module))
     assert problems == []
+
+
+SEEDS = ("Strands_Evals_Evaluator", "Strands_Evals_Offline_Agent", "Strands_Evals_FuzzyEquals")
+
+
+def test_the_seed_walkthroughs_reach_nothing_of_the_tool():
+    problems = []
+    for name in SEEDS:
+        reached = _reached(ROOT / "examples" / "notebooks" / f"{name}.ipynb")
+        assert any(module.startswith("helpers") for module in reached), name  # the walk found the imports
+        problems += [_chain(reached, module) for module in reached if module.split(".")[0] == "fieldeval"]
+    assert problems == []
+
+
+def test_the_tool_imports_nothing_of_helpers():
+    importers = []
+    for path in sorted((ROOT / "fieldeval").rglob("*.py")):
+        if any(name.split(".")[0] == "helpers" for name in _imports(path.read_text(encoding="utf-8"))):
+            importers.append(str(path.relative_to(ROOT)))
+    assert importers == []

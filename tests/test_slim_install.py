@@ -54,36 +54,59 @@ def test_score_and_compare_import_no_library_of_the_notebooks_extra(tmp_path):
 @pytest.mark.parametrize(("library", "module"), [("matplotlib", "charts"), ("jinja2", "tables")])
 def test_a_chart_or_styled_table_without_the_extra_names_the_install_line(monkeypatch, library, module):
     monkeypatch.setitem(sys.modules, library, None)  # what an absent library looks like to import
-    for name in ("fieldeval.render.charts", "fieldeval.render.tables", "pandas.io.formats.style"):
+    for name in ("helpers.render.charts", "helpers.render.tables", "pandas.io.formats.style"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     with pytest.raises(ModuleNotFoundError, match=r"notebooks extra, `pip install '\.\[notebooks\]'`"):
-        importlib.import_module(f"fieldeval.render.{module}")
+        importlib.import_module(f"helpers.render.{module}")
+
+
+# A team's install: the tool's wheel unpacked alone, the checkout (which also holds the walkthroughs'
+# `helpers`) off the path, started as the console script starts it (its folder not on the path).
+AS_INSTALLED = """
+import sys
+site, checkout = sys.argv[1:3]
+del sys.argv[1:3]
+sys.path = [site] + [entry for entry in sys.path[1:] if entry not in (checkout, checkout + "/examples")]
+from fieldeval.commands.score import main
+sys.exit(main())
+"""
 
 
 def test_a_users_own_helpers_module_is_theirs_the_tool_holds_no_such_name(tmp_path):
-    """A folder's `helpers.py` is what its schema imports, by `python -m` and by the console script alike."""
-    (tmp_path / "helpers.py").write_text("def clean(text):\n    return text.strip()\n", encoding="utf-8")
-    (tmp_path / "my_schema.py").write_text(
+    """A team's folder with a `helpers.py`: its schema imports that module, not one of this project's."""
+    site = tmp_path / "site"
+    with zipfile.ZipFile(_wheel(tmp_path / "wheel", REPO_ROOT)) as wheel:
+        wheel.extractall(site)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "helpers.py").write_text("def clean(text):\n    return text.strip()\n", encoding="utf-8")
+    (project / "my_schema.py").write_text(
         "from pydantic import BaseModel\nfrom helpers import clean\nclass Doc(BaseModel):\n    title: str\n",
         encoding="utf-8",
     )
-    (tmp_path / "cases.jsonl").write_text('{"name": "a", "input": "x", "expected_output": {"title": "x"}}\n', "utf-8")
-    (tmp_path / "preds.jsonl").write_text('{"name": "a", "output": {"title": "x"}}\n', encoding="utf-8")
+    (project / "cases.jsonl").write_text('{"name": "a", "input": "x", "expected_output": {"title": "x"}}\n', "utf-8")
+    (project / "preds.jsonl").write_text('{"name": "a", "output": {"title": "x"}}\n', encoding="utf-8")
     args = ["--schema", "my_schema:Doc", "--cases", "cases.jsonl", "--predictions", "preds.jsonl", "--out", "r.json"]
-    for command in ([sys.executable, "-m", "fieldeval.commands.score"], [SCRIPTS / "eval-score"]):
-        done = run([*command, *args], tmp_path)
-        assert done.returncode == 0, done.stderr
-        assert "1 of 1 case(s) pass" in done.stdout
+    done = run([sys.executable, "-c", AS_INSTALLED, str(site), str(REPO_ROOT), *args], project)
+    assert done.returncode == 0, done.stderr
+    assert "1 of 1 case(s) pass" in done.stdout
+    assert (project / "r.json").is_file()
 
 
-def wheel_modules(folder: Path) -> set[str]:
-    """Build the root project's wheel as `pip install .` would (hatchling, offline) and list its .py files."""
+def _wheel(folder: Path, project: Path) -> Path:
+    """Build a project's wheel as `pip install` would (hatchling, offline); its path."""
+    folder.mkdir(parents=True, exist_ok=True)
     build = "import sys; from hatchling.build import build_wheel; print(build_wheel(sys.argv[1]))"
     done = subprocess.run(
-        [sys.executable, "-c", build, str(folder)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", build, str(folder)], cwd=project, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    with zipfile.ZipFile(folder / done.stdout.split()[-1]) as wheel:
+    return folder / done.stdout.split()[-1]
+
+
+def wheel_modules(folder: Path, project: Path = REPO_ROOT) -> set[str]:
+    """The .py files of a project's wheel."""
+    with zipfile.ZipFile(_wheel(folder, project)) as wheel:
         return {name for name in wheel.namelist() if name.endswith(".py")}
 
 
@@ -97,6 +120,14 @@ def test_the_root_wheel_ships_the_tool_whole_and_no_example_code_or_helpers(tmp_
     for module in examples:  # neither where it lives now nor where it lived before
         assert f"walkthroughs/{module}" not in shipped and f"fieldeval/examples/{module}" not in shipped
     assert not {"fieldeval/record_fcc.py", "fieldeval/services/datasets_server.py"} & shipped
+
+
+def test_the_walkthroughs_wheel_ships_helpers_whole_beside_the_examples(tmp_path):
+    shipped = wheel_modules(tmp_path, REPO_ROOT / "examples")
+    helpers = {path.relative_to(REPO_ROOT).as_posix() for path in (REPO_ROOT / "helpers").rglob("*.py")}
+    examples = {path.relative_to(REPO_ROOT / "examples").as_posix() for path in WALKTHROUGHS.rglob("*.py")}
+    assert "helpers/replay.py" in helpers and "walkthroughs/invoices.py" in examples
+    assert shipped == helpers | examples  # and nothing of the tool, which it depends on instead
 
 
 def test_no_module_of_the_tool_imports_the_examples():

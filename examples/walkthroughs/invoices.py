@@ -23,12 +23,11 @@ from stickler import (
     StructuredModel,
 )
 
-from fieldeval.files import DATA_DIR as REPO_DATA_DIR
-from fieldeval.formats.cases import CaseFileError, CaseRecord, read_cases, read_predictions
-from fieldeval.formats.errors import file_error
+from helpers.fixtures import DATA_DIR as REPO_DATA_DIR
+from helpers.fixtures import CaseRecord, read_cases, read_predictions, refusal
 
 DATA_DIR = REPO_DATA_DIR / "invoices"
-# Hand-authored, in the case and predictions formats every user brings (`fieldeval.formats.cases`).
+# Hand-authored, in the case and predictions formats every user brings (read by `helpers.fixtures`).
 REFERENCE_CASES = DATA_DIR / "reference_cases.jsonl"
 REFERENCE_PREDICTIONS = DATA_DIR / "reference_predictions.jsonl"
 SPARSE_CASES = DATA_DIR / "sparse_cases.jsonl"
@@ -179,7 +178,7 @@ def load_cases(cases: Path | str, predictions: Path | str, schema: type[BaseMode
     What each case breaks is its `metadata.broken`; the cases have no document, so `input` is empty.
 
     Raises:
-        CaseFileError: As `fieldeval.formats.cases.read_cases` and `read_predictions`, and for a
+        CaseFileError: As `helpers.fixtures.read_cases` and `read_predictions`, and for a
             case without `metadata.broken`.
     """
     records = read_cases(cases, schema)
@@ -193,8 +192,7 @@ def _broken(path: Path | str, record: CaseRecord) -> str:
     broken = (record.metadata or {}).get("broken")
     if not isinstance(broken, str):
         fix = "say in words what this case breaks, or 'nothing'"
-        case = f"case {record.name!r}"
-        raise CaseFileError(file_error(path, "is missing or not text", fix, record=case, field="metadata.broken"))
+        raise refusal(path, f"case {record.name!r}, field 'metadata.broken'", "is missing or not text", fix)
     return broken
 
 

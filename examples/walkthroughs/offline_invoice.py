@@ -20,13 +20,13 @@ from typing import Any
 
 from strands import Agent
 
-from fieldeval.exchanges.fixtures import EXCHANGES_DIR
-from fieldeval.harness.cases import read_cases
+from helpers.fixtures import DATA_DIR as REPO_DATA_DIR
+from helpers.fixtures import read_cases
 from walkthroughs.invoices import DATA_DIR, Invoice
 
 CASES_PATH: Path = DATA_DIR / "offline_invoice.jsonl"
 CASE_NAME = "offline_invoice"
-FIXTURE_PATH: Path = EXCHANGES_DIR / f"{CASE_NAME}.json"
+FIXTURE_PATH: Path = REPO_DATA_DIR / "exchanges" / f"{CASE_NAME}.json"
 RECORD_COMMAND = "make record"
 OUTPUT_MODEL = Invoice
 

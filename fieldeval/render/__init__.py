@@ -1,8 +1,8 @@
-"""Rendering: pandas tables with fixed Styler ids, matplotlib charts, text reports.
+"""Rendering for the commands: plain-text tables (`text`) and the report page's comparison charts.
 
-`text` needs only the standard library (the commands print with it); charts, styled tables and
-the report page need matplotlib and jinja2, which come with the `notebooks` and `report` extras,
-so a slim install that only scores and compares never imports them.
+`text` needs only the standard library (the commands print with it); `compare_charts` needs
+matplotlib, which comes with the `report` extra, so a slim install that only scores and compares
+never imports it.
 """
 
 

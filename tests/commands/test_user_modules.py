@@ -54,15 +54,6 @@ def test_the_task_finds_the_second_module_of_its_folder(project, command, python
     assert (project / "run.json").is_file()
 
 
-@pytest.mark.parametrize("pythonpath", [{}, {"PYTHONPATH": "."}], ids=["", "PYTHONPATH=."])
-def test_a_folder_local_helpers_py_is_the_tasks_own(project, pythonpath):
-    (project / "helpers.py").write_text("def clean(text):\n    return text.strip()\n", encoding="utf-8")
-    (project / "catalogue.py").write_text("from helpers import clean\n" + (project / "catalogue.py").read_text())
-    done = score(CONSOLE, project, **pythonpath)
-    assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr and "5 of 5 case(s) pass" in done.stdout
-
-
 def test_a_module_the_task_imports_that_is_nowhere_is_named_with_the_fix(project):
     (project / "catalogue.py").unlink()
     for command in (CONSOLE, MODULE):

@@ -69,7 +69,7 @@ def test_the_blocker_really_blocks(tmp_path):
     (tmp_path / "pandas").mkdir()
     (tmp_path / "pandas" / "__init__.py").write_text('raise ImportError("pandas is blocked")\n', encoding="utf-8")
     run = subprocess.run(
-        [sys.executable, "-c", "import fieldeval.render.tables"],
+        [sys.executable, "-c", "import helpers.render.tables"],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])},
         capture_output=True,

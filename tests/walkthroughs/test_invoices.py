@@ -1,19 +1,20 @@
 """The reference case files: what they hold, and the errors a malformed one raises.
 
-They are a case file and a predictions file in the general formats (`fieldeval.formats.cases`),
-whose every refusal `tests/harness/test_cases.py` covers; these tests check what the invoices add.
+They are a case file and a predictions file in the general formats, read by `helpers.fixtures`
+(a team's files are read by the tool's strict reader, whose every refusal `tests/harness/test_cases.py`
+covers); these tests check the refusals a malformed bundled file gets.
 """
 
 import json
 
 import pytest
 
+from helpers.fixtures import CaseFileError
 from tests.jsonl import write_jsonl
 from walkthroughs.invoices import (
     REFERENCE_CASES,
     REFERENCE_PREDICTIONS,
     SPARSE_CASES,
-    CaseFileError,
     Invoice,
     load_cases,
     reference_cases,

@@ -181,7 +181,7 @@ def test_a_wrong_description_scores_its_item_the_same_under_both_models():
 
 
 def test_fuzzy_equals_column_of_the_side_by_side(score_reference):
-    from fieldeval import FuzzyEquals
+    from helpers import FuzzyEquals
 
     report = score_reference(FuzzyEquals(case_sensitive=False, numeric_tolerance=0.01), reference_cases())
     assert report.scores == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]

@@ -15,9 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from fieldeval.render import extra_missing
-from fieldeval.render.non_matches import COLUMNS, non_match_rows
-from fieldeval.render.text import DECIMALS, format_number
+from helpers.render import extra_missing
+from helpers.render.non_matches import COLUMNS, non_match_rows
+from helpers.render.text import DECIMALS, format_number
 
 try:
     from pandas.io.formats.style import Styler  # needs jinja2
@@ -178,5 +178,5 @@ def comparison_table(scores: Mapping[str, Mapping[str, float]], table_id: str = 
 
 
 def non_matches_frame(non_matches: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """stickler's non-match records as a table; see `fieldeval.render.non_matches` for how they are read."""
+    """stickler's non-match records as a table; see `helpers.render.non_matches` for how they are read."""
     return pd.DataFrame(non_match_rows(non_matches), columns=list(COLUMNS))

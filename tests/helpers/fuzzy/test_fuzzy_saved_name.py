@@ -15,9 +15,9 @@ from strands_evals import Case, Experiment
 from strands_evals.eval_task_handler import eval_task
 from strands_evals.evaluators import StructuredOutputReport
 
-from fieldeval.fuzzy import EVALUATORS
-from fieldeval.fuzzy.evaluator import SAVED_TYPE, UNSET, FuzzyEquals
 from fieldeval.harness.reports import load_report, save_report
+from helpers.fuzzy import EVALUATORS
+from helpers.fuzzy.evaluator import SAVED_TYPE, UNSET, FuzzyEquals
 
 OLD_EXPERIMENT = {  # what Experiment.to_file wrote before the rename, key for key
     "cases": [

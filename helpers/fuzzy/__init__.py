@@ -4,6 +4,6 @@
 numbers exactly, `pairing.py` pairs unordered lists.
 """
 
-from fieldeval.fuzzy.evaluator import EVALUATORS, FuzzyEquals
+from helpers.fuzzy.evaluator import EVALUATORS, FuzzyEquals
 
 __all__ = ["EVALUATORS", "FuzzyEquals"]

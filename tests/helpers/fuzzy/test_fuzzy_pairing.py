@@ -11,9 +11,9 @@ from fractions import Fraction
 
 import pytest
 
-from fieldeval.fuzzy import pairing
-from fieldeval.fuzzy.engine import FLAGS, TOLERANCES, Comparer, plain
-from fieldeval.fuzzy.evaluator import FuzzyEquals
+from helpers.fuzzy import pairing
+from helpers.fuzzy.engine import FLAGS, TOLERANCES, Comparer, plain
+from helpers.fuzzy.evaluator import FuzzyEquals
 
 # --- an independent reference: exact arithmetic and brute force -----------------------------------
 

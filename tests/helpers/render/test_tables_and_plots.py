@@ -8,8 +8,9 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from strands_evals.evaluators import StructuredOutputSimilarity
 
-from fieldeval.render.charts import case_scores_chart, field_f1_chart
-from fieldeval.render.tables import (
+from fieldeval.render.text import text_table
+from helpers.render.charts import case_scores_chart, field_f1_chart
+from helpers.render.tables import (
     SCORE_COLOURS,
     comparison_frame,
     comparison_table,
@@ -22,7 +23,6 @@ from fieldeval.render.tables import (
     per_case_table,
     weakest_fields,
 )
-from fieldeval.render.text import text_table
 from walkthroughs.invoices import Invoice, reference_cases
 
 FIELD_METRICS = {

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from fieldeval.fuzzy import pairing
-from fieldeval.fuzzy.numeric import EXACT_DIGITS, NAN, Tolerance, is_infinite, number
+from helpers.fuzzy import pairing
+from helpers.fuzzy.numeric import EXACT_DIGITS, NAN, Tolerance, is_infinite, number
 
 if TYPE_CHECKING:  # never imported at run time: the adapter (evaluator.py) passes the class in
     from strands.agent.agent_result import AgentResult

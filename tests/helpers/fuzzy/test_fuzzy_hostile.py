@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fieldeval.fuzzy.evaluator import EXACT_DIGITS, FuzzyEquals
+from helpers.fuzzy.evaluator import EXACT_DIGITS, FuzzyEquals
 
 
 def passes(expected, actual, **knobs) -> bool:

@@ -1,4 +1,4 @@
-"""Unit tests of `fieldeval.fuzzy.evaluator.FuzzyEquals`: every knob, the sentinel, reasons, pairing, bad input."""
+"""Unit tests of `helpers.fuzzy.evaluator.FuzzyEquals`: every knob, the sentinel, reasons, pairing, bad input."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from strands_evals import Case, Experiment
 from strands_evals.eval_task_handler import eval_task
 from strands_evals.types.evaluation import EvaluationData
 
-import fieldeval
-from fieldeval.fuzzy.evaluator import MAX_DEPTH, MAX_DIFFERENCES, UNSET, FuzzyEquals
+import helpers
+from helpers.fuzzy.evaluator import MAX_DEPTH, MAX_DIFFERENCES, UNSET, FuzzyEquals
 from walkthroughs.invoices import Invoice, LineItem, reference_cases
 
 FLAGS = ["ignore_order", "ignore_key_order", "case_sensitive", "ignore_whitespace", "subset_mode", "type_coercion"]
@@ -43,7 +43,7 @@ def case(actual, expected=None) -> EvaluationData:
 
 
 def test_exported_lazily_from_the_package():
-    assert fieldeval.FuzzyEquals is FuzzyEquals
+    assert helpers.FuzzyEquals is FuzzyEquals
 
 
 def test_one_binary_output_per_case():
@@ -651,7 +651,7 @@ def test_reference_invoices_under_case_insensitivity_and_one_percent():
 
 
 def test_benchmark_gives_right_verdicts_at_a_small_size(capsys):
-    path = Path(__file__).resolve().parents[2] / "bench" / "bench_fuzzy.py"
+    path = Path(__file__).resolve().parents[3] / "bench" / "bench_fuzzy.py"
     spec = importlib.util.spec_from_file_location("bench_fuzzy", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)

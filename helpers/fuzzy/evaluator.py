@@ -20,11 +20,11 @@ from strands.agent.agent_result import AgentResult
 from strands_evals.evaluators import Evaluator
 from strands_evals.types.evaluation import EvaluationData, EvaluationOutput, InputT, OutputT
 
-from fieldeval.fuzzy.engine import FLAGS as _FLAGS
-from fieldeval.fuzzy.engine import MAX_DEPTH, Comparer, Report, Unreadable, format_path, plain, storable
-from fieldeval.fuzzy.engine import TOLERANCES as _TOLERANCES
-from fieldeval.fuzzy.numeric import EXACT_DIGITS
-from fieldeval.fuzzy.pairing import MAX_PAIR_CHECKS, NESTED, PairingTooLarge
+from helpers.fuzzy.engine import FLAGS as _FLAGS
+from helpers.fuzzy.engine import MAX_DEPTH, Comparer, Report, Unreadable, format_path, plain, storable
+from helpers.fuzzy.engine import TOLERANCES as _TOLERANCES
+from helpers.fuzzy.numeric import EXACT_DIGITS
+from helpers.fuzzy.pairing import MAX_PAIR_CHECKS, NESTED, PairingTooLarge
 
 __all__ = [
     "EXACT_DIGITS",

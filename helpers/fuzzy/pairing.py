@@ -29,10 +29,10 @@ from collections.abc import Callable
 from itertools import product
 from typing import TYPE_CHECKING, Any
 
-from fieldeval.fuzzy.numeric import is_infinite
+from helpers.fuzzy.numeric import is_infinite
 
 if TYPE_CHECKING:
-    from fieldeval.fuzzy.engine import Comparer
+    from helpers.fuzzy.engine import Comparer
 
 MAX_PAIR_CHECKS = 2_000_000
 """Candidate pairs one comparison may try on the general pairing path before it gives up."""

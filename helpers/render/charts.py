@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from fieldeval.render import extra_missing
+from helpers.render import extra_missing
 
 try:
     from matplotlib import colormaps
@@ -25,7 +25,7 @@ try:
 except ImportError as exc:
     raise extra_missing(exc) from exc
 
-from fieldeval.render.tables import SCORE_COLOURS, field_metrics_frame
+from helpers.render.tables import SCORE_COLOURS, field_metrics_frame
 
 # Okabe-Ito: blue, orange, bluish green first (the three evaluators of the walkthroughs), then the rest.
 EVALUATOR_COLOURS = {"StructuredOutputSimilarity": "#0072B2", "Equals": "#E69F00", "FuzzyEquals": "#009E73"}
