@@ -21,7 +21,7 @@ What it guarantees:
 - `READ_FIRST.md`, at the top of the file browser, says which notebook to read first.
 
 Notebooks run with `.lab/` as their working directory; they find the repository's data through
-`fieldeval` (installed from this checkout), so they run there exactly as in `examples/notebooks/`.
+`helpers` and `fieldeval` (installed from this checkout), so they run there exactly as in `examples/notebooks/`.
 """
 
 from __future__ import annotations
