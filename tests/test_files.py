@@ -1,4 +1,4 @@
-"""`fieldeval.files`: one file or a set of files replaced whole, with the modes users expect."""
+"""`fieldeval.files`: one file or a set of files (`one_step`) replaced whole, with the modes users expect."""
 
 import os
 import stat
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fieldeval.files import SwitchError, clean_leftovers, switch_files, write_bytes_atomically, write_text_atomically
+from fieldeval.files import one_step, write_bytes_atomically, write_text_atomically
 
 
 def mode(path: Path) -> int:
@@ -68,96 +68,101 @@ def test_data_and_rename_are_flushed_to_disk(tmp_path, monkeypatch):
     assert synced == [False, True]  # the file before the rename, then its folder after it
 
 
-def test_switch_replaces_and_creates_every_file_with_modes_kept(tmp_path, umask_022):
+def test_one_step_replaces_and_creates_every_file_with_modes_kept(tmp_path, umask_022):
     (tmp_path / "cassette").mkdir()
     old = tmp_path / "cassette" / "a.json"
     old.write_text("old a")
     old.chmod(0o660)
     snapshot = tmp_path / "snapshot.json"
-    written = switch_files({old: "new a", tmp_path / "cassette" / "b.json": b"new b", snapshot: "snap"})
-    assert written == [old, tmp_path / "cassette" / "b.json", snapshot]
+    with one_step():
+        write_text_atomically(old, "new a")
+        write_bytes_atomically(tmp_path / "cassette" / "b.json", b"new b")
+        write_text_atomically(snapshot, "snap")
+        assert old.read_text() == "old a" and not snapshot.exists()  # nothing renamed in before the end
     assert old.read_text() == "new a" and mode(old) == 0o660
     assert (tmp_path / "cassette" / "b.json").read_text() == "new b" and mode(snapshot) == 0o644
     assert leftovers(tmp_path) == [] and leftovers(tmp_path / "cassette") == []
 
 
-def test_switch_removes_files_as_part_of_the_same_step(tmp_path):
-    stale = tmp_path / "stale.json"
-    stale.write_text("stale")
-    switch_files({tmp_path / "fresh.json": "fresh"}, remove=[stale, tmp_path / "never-existed.json"])
-    assert not stale.exists() and (tmp_path / "fresh.json").read_text() == "fresh"
-    assert leftovers(tmp_path) == []
+def test_one_step_nested_waits_for_the_outermost_block(tmp_path):
+    with pytest.raises(RuntimeError):
+        with one_step():
+            with one_step():
+                write_text_atomically(tmp_path / "inner.json", "inner")
+            assert not (tmp_path / "inner.json").exists()
+            raise RuntimeError("the outer block fails after the inner one ended")
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("second", ["a.json", "sub/../a.json", "A.JSON"])
-def test_colliding_targets_are_refused_before_anything_is_written(tmp_path, second):
-    (tmp_path / "sub").mkdir()
-    with pytest.raises(SwitchError, match="same file .*give each file its own name; nothing was written"):
-        switch_files({tmp_path / "a.json": "1", str(tmp_path / second): "2"})
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["sub"]
-
-
-def test_a_failure_part_way_rolls_every_file_back(tmp_path, monkeypatch):
-    first, second, created = tmp_path / "1.json", tmp_path / "2.json", tmp_path / "3.json"
+def test_a_failure_part_way_leaves_every_file_old(tmp_path, monkeypatch):
+    first, second, created = tmp_path / "1.json", tmp_path / "sub" / "2.json", tmp_path / "3.json"
+    second.parent.mkdir()
     first.write_text("old 1")
     second.write_text("old 2")
-    real_replace = os.replace
-    calls = []
+    real_fsync = os.fsync
+    files_synced = []
 
-    def fail_on_third(src, dst):
-        calls.append(dst)
-        if len(calls) == 3:
-            raise OSError(5, "Input/output error")
-        real_replace(src, dst)
+    def full_at_the_third_file(handle):
+        if stat.S_ISREG(os.fstat(handle).st_mode):
+            files_synced.append(handle)
+            if len(files_synced) == 3:
+                raise OSError(28, "No space left on device")
+        real_fsync(handle)
 
-    monkeypatch.setattr(os, "replace", fail_on_third)
-    with pytest.raises(OSError, match="Input/output error"):
-        switch_files({first: "new 1", created: "new 3", second: "new 2"})
-    monkeypatch.setattr(os, "replace", real_replace)
+    monkeypatch.setattr(os, "fsync", full_at_the_third_file)
+    with pytest.raises(OSError, match="No space left on device"), one_step():
+        write_text_atomically(first, "new 1")
+        write_text_atomically(created, "new 3")
+        write_text_atomically(second, "new 2")
+    monkeypatch.setattr(os, "fsync", real_fsync)
     assert first.read_text() == "old 1" and second.read_text() == "old 2"
-    assert not created.exists()  # it was renamed in before the failure, and is gone again
-    assert leftovers(tmp_path) == []
+    assert not created.exists()
+    assert leftovers(tmp_path) == [] and leftovers(second.parent) == []
 
 
-KILLED_SWITCH = """
+def test_an_exception_in_the_block_writes_nothing(tmp_path):
+    (tmp_path / "page.html").write_text("old page")
+    with pytest.raises(KeyError), one_step():
+        write_text_atomically(tmp_path / "page.html", "new page")
+        write_text_atomically(tmp_path / "summary.md", "new summary")
+        raise KeyError("the caller fails after both were staged")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["page.html"]
+    assert (tmp_path / "page.html").read_text() == "old page"
+
+
+KILLED_BEFORE_THE_RENAMES = """
 import os, sys
 from pathlib import Path
-from fieldeval.files import switch_files
+from fieldeval.files import one_step, write_text_atomically
 
 folder = Path(sys.argv[1])
-real_replace = os.replace
-count = 0
 
-def replace_then_die(src, dst):
-    global count
-    count += not str(dst).endswith(".switch.json")  # the renames of the files, not of their journals
-    if count == 2:
-        os._exit(9)  # killed between two renames: one new file in, one old file left
-    real_replace(src, dst)
+def die(src, dst):
+    os._exit(9)  # killed with every file staged whole, before the first rename
 
-os.replace = replace_then_die
-switch_files({folder / "a" / "1.json": "new 1", folder / "b" / "2.json": "new 2", folder / "a" / "3.json": "new 3"})
+os.replace = die
+with one_step():
+    write_text_atomically(folder / "a" / "1.json", "new 1")
+    write_text_atomically(folder / "b" / "2.json", "new 2")
+    write_text_atomically(folder / "a" / "3.json", "new 3")
 """
 
 
-def test_a_switch_killed_part_way_is_rolled_back_by_the_next_call(tmp_path):
+def test_a_one_step_killed_before_its_renames_leaves_the_old_files_and_the_next_write_cleans(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     (tmp_path / "a" / "1.json").write_text("old 1")
     (tmp_path / "b" / "2.json").write_text("old 2")
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(KILLED_SWITCH), str(tmp_path)], timeout=60)
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(KILLED_BEFORE_THE_RENAMES), str(tmp_path)], timeout=60)
     assert done.returncode == 9
-    assert (tmp_path / "a" / "1.json").read_text() == "new 1"  # the mixed state the kill left
-    assert leftovers(tmp_path / "a") and leftovers(tmp_path / "b")
-
-    assert clean_leftovers(tmp_path / "b")  # any folder of the set finds the journal
-    assert (tmp_path / "a" / "1.json").read_text() == "old 1"
+    assert (tmp_path / "a" / "1.json").read_text() == "old 1"  # no reader needs to undo anything
     assert (tmp_path / "b" / "2.json").read_text() == "old 2"
     assert not (tmp_path / "a" / "3.json").exists()
-    assert leftovers(tmp_path / "a") == [] and leftovers(tmp_path / "b") == []
+    assert len(leftovers(tmp_path / "a")) == 2 and len(leftovers(tmp_path / "b")) == 1  # the staged files
 
-    switch_files({tmp_path / "a" / "1.json": "again"})
+    write_text_atomically(tmp_path / "a" / "1.json", "again")  # the next write into a folder cleans it
     assert (tmp_path / "a" / "1.json").read_text() == "again"
+    assert leftovers(tmp_path / "a") == [] and leftovers(tmp_path / "b")  # and only that folder
 
 
 def dead_pid() -> int:
@@ -177,10 +182,17 @@ sys.stdin.read()  # until the test closes stdin
 
 def test_leftovers_are_judged_by_the_lock_their_writer_holds_not_by_pid(tmp_path):
     pid = dead_pid()
-    dead = [f".x.json.{pid}-0123abcd.tmp", f".x.json.{pid}-0123abcd.bak", f".x.json.{os.getpid()}-0123abcd.tmp"]
+    dead = [f".x.json.{pid}-0123abcd.tmp", f".x.json.{os.getpid()}-0123abcd.tmp"]
     # A writer in another PID namespace (a second container on the volume): its pid means nothing here.
     elsewhere = f".y.json.{pid}-4567abcd.tmp"
-    not_ours = [".notes.tmp", ".x.json.backup.bak", "draft.tmp"]
+    # Not staged files: other names, and what older versions left (a backup, a journal) is no longer touched.
+    not_ours = [
+        ".notes.tmp",
+        ".x.json.backup.bak",
+        "draft.tmp",
+        f".x.json.{pid}-0123abcd.bak",
+        f".{pid}-0123abcd.switch.json",
+    ]
     for name in [*dead, elsewhere, *not_ours]:
         (tmp_path / name).write_text("left")
     holder = subprocess.Popen(
@@ -199,6 +211,6 @@ def test_leftovers_are_judged_by_the_lock_their_writer_holds_not_by_pid(tmp_path
 
 def test_leftovers_are_ignored_by_git(tmp_path):
     repo = Path(__file__).resolve().parent.parent
-    names = ["data/exchanges/.a.json.1-0123abcd.tmp", "data/.a.json.1-0123abcd.bak", "data/.1-0123abcd.switch.json"]
+    names = ["data/exchanges/.a.json.1-0123abcd.tmp", "data/.a.json.1-0123abcd.tmp"]
     done = subprocess.run(["git", "check-ignore", *names], cwd=repo, capture_output=True, text=True, timeout=30)
     assert done.stdout.split() == names

@@ -160,16 +160,21 @@ def build(request: ReportRequest, gates: list[Gate], spec: object | None) -> Any
 
 
 def write(request: ReportRequest, content: Any) -> Reported:
-    """Render the page and the summary and switch them in together: both appear, or neither does."""
-    from fieldeval.files import switch_files
+    """Render the page and the summary and write them in one step: both appear, or neither does.
+
+    Both are rendered before anything is written, and `one_step` renames them in only once both
+    are staged whole, so a full disk or a read-only folder leaves both old files as they were.
+    """
+    from fieldeval.files import one_step, write_text_atomically
 
     _, render, summary = _report_modules()
     page = request.page()
     text = summary(content, page.name)
-    writes = {page: render(content, page_size=request.page_size)}
-    if request.summary is not None:
-        writes[request.summary] = text
-    switch_files(writes)
+    html = render(content, page_size=request.page_size)
+    with one_step():
+        write_text_atomically(page, html)
+        if request.summary is not None:
+            write_text_atomically(request.summary, text)
     return Reported(page, text, bool(content.gates_failed))
 
 

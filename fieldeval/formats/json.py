@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from fieldeval.errors import EvalError
-from fieldeval.files import settle
 from fieldeval.formats.errors import FormatError, field_path, file_error
 from fieldeval.formats.limits import Cap, read_bounded
 
@@ -85,7 +84,7 @@ def read_text(
     encoding_fix: str = ENCODING_FIX,
     cap: Cap | None = None,
 ) -> str:
-    """The file's text, after an interrupted switch of its folder is finished or undone.
+    """The file's text, read as UTF-8.
 
     With `cap`, a file larger than the cap is refused before any of it is read.
 
@@ -94,7 +93,6 @@ def read_text(
             when the file is over it, or the line of the first byte that is not UTF-8.
     """
     try:
-        settle(path.parent)
         with path.open("rb") as file:
             raw = file.read() if cap is None else read_bounded(file, path, cap, error=error)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):

@@ -37,7 +37,7 @@ from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from fieldeval.files import StagedFile, settle
+from fieldeval.files import StagedFile
 from fieldeval.formats import COUNTS, RESULTS_FORMAT, limits
 from fieldeval.formats import json as strict_json
 from fieldeval.formats.errors import FormatError, file_error, validation_problem
@@ -335,7 +335,6 @@ def _row_lines(path: Path) -> Iterator[tuple[int, str]]:
 
     A line is read up to `limits.ROW` characters and refused past it, before it is parsed.
     """
-    settle(path.parent)  # a killed writer's switch or staged file is dealt with before reading
     read_header(path)
     cap = limits.ROW.bytes
     with path.open(encoding="utf-8") as file:

@@ -7,8 +7,10 @@ browser, they skip with the install line.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import os
 import re
 
 import pytest
@@ -281,3 +283,26 @@ def test_a_markdown_cell_holds_any_text_on_one_line():
     )
     table = markdown_table(pd.DataFrame({"value": ["one | two\nthree", HOSTILE]})).splitlines()
     assert table[2:] == ["| one \\| two three |", "| po-&lt;/script>&lt;script>alert(1)&lt;/script> |"]
+
+
+def test_when_the_summary_cannot_be_written_the_page_is_not_written_either(runs, monkeypatch, capsys):
+    """The page is staged first; a full disk at the summary leaves both old files byte for byte, nothing beside them."""
+    folder = runs / "both-or-neither"
+    folder.mkdir()
+    old = {"page.html": b"<p>the old page</p>", "summary.md": b"the old summary"}
+    for name, data in old.items():
+        (folder / name).write_bytes(data)
+    real_open = os.open
+
+    def disk_full_at_the_summary(path, *args, **kwargs):
+        if os.path.basename(path).startswith(".summary.md."):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", disk_full_at_the_summary)
+    argv = [str(runs / "new.json"), "--against", str(runs / "old.json"), "--schema", SCHEMA, "--resamples", "200"]
+    code = main([*argv, "--out", str(folder / "page.html"), "--summary", str(folder / "summary.md")])
+    monkeypatch.undo()
+    assert code == EXIT_BAD_INPUT
+    assert f"cannot write {folder / 'summary.md'}: No space left on device" in capsys.readouterr().err
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == old

@@ -3,7 +3,7 @@
 The local server serves the committed snapshot's rows through `/rows` (or a fault); the provider
 is a `ReplayModel` over an in-memory exchange, so the real `Agent`, `RecordingModel` and the
 general recorder run. Every failure must leave the snapshot, the case file and the exchanges
-byte for byte as they were; a success replaces them together and removes only what it can
+byte for byte as they were; a success replaces them in one step and removes only what it can
 prove is a stale exchange of its own set.
 """
 
@@ -246,23 +246,29 @@ def test_no_structured_output_tool_call_exits_3_and_writes_nothing(server, targe
     assert files(targets) == before
 
 
-def test_a_failure_part_way_through_the_switch_rolls_every_file_back(server, targets, monkeypatch):
+def test_a_full_disk_at_the_third_exchange_leaves_every_file_old(server, targets, monkeypatch):
+    """The snapshot and the case file are staged before the exchanges: none is renamed in until all are whole."""
     _, _, exchanges = targets
     before = files(targets)
     third = exchange_path("hand-authored-05", exchanges).absolute()
-    real_replace = os.replace
+    real_open = os.open
 
-    def disk_full_at_the_third_exchange(src, dst, *args, **kwargs):
-        if Path(dst).absolute() == third:
+    def disk_full_at_the_third_exchange(path, *args, **kwargs):
+        name = Path(path).name
+        if (
+            Path(path).absolute().parent == third.parent
+            and name.startswith(f".{third.name}.")
+            and name.endswith(".tmp")
+        ):
             raise OSError(28, "No space left on device")
-        return real_replace(src, dst, *args, **kwargs)
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(os, "replace", disk_full_at_the_third_exchange)
+    monkeypatch.setattr(os, "open", disk_full_at_the_third_exchange)
     code, output = run(server.url, targets, fake([tool_turn(n) for n in range(5)]))
-    monkeypatch.setattr(os, "replace", real_replace)
+    monkeypatch.setattr(os, "open", real_open)
     assert code == record_fcc.EXIT_AGENT_FAILED, output
-    assert "Writing the recording failed: cannot write " in output and ": No space left on device\n" in output
-    assert files(targets) == before  # the snapshot and the first exchanges were renamed back
+    assert f"Writing the recording failed: cannot write {third}: No space left on device\n" in output, output
+    assert files(targets) == before  # the snapshot, the case file and the first exchanges were never renamed in
 
 
 def test_download_failure_exits_2_naming_the_service_and_writes_nothing(serve, targets):

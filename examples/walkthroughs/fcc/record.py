@@ -8,9 +8,9 @@
    `python -m fieldeval.commands.record`) runs `walkthroughs.fcc.task:extract` live on every case, into
    a staging cassette folder.
 3. Only when every document succeeded: `data/fcc/snapshot.json`, `data/fcc/cases.jsonl` and the
-   five exchanges are switched in together (all or none), and the exchanges of documents no
-   longer selected (those whose `provenance.document_id` names such a document) are removed in
-   the same step. Any other file in the exchanges folder is left alone and mentioned.
+   five exchanges are written in one step (all or none), then the exchanges of documents no
+   longer selected (those whose `provenance.document_id` names such a document) are removed.
+   Any other file in the exchanges folder is left alone and mentioned.
 
 On any failure nothing in `data/` changes. The cassettes alone can be re-recorded against the
 committed snapshot with `python -m fieldeval.commands.record --schema walkthroughs.fcc.schema:FccInvoice
@@ -26,7 +26,6 @@ import importlib
 import json
 import shutil
 import sys
-import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from fieldeval.commands import exits
-from fieldeval.files import staging_folder
+from fieldeval.files import remove_dead_staging, staging_folder
 
 # The exit codes of fieldeval.commands.record (a test checks they agree), repeated here because the dependency
 # check must run before anything that imports strands.
@@ -92,7 +91,7 @@ def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out
             Path(args.exchanges) if args.exchanges else FCC_EXCHANGES_DIR,
         )
         _check_targets(targets, err)
-        _settle(targets, out, err)
+        _remove_dead_staging(out)
         client = _client(args, err)
         model, model_id = _model(model_factory, out, err)
         source = _download(client, targets.exchanges, out, err)
@@ -124,24 +123,8 @@ def _check_targets(targets: _Targets, err: TextIO) -> None:
         raise _Stop(EXIT_AGENT_FAILED) from exc
 
 
-def _settle(targets: _Targets, out: TextIO, err: TextIO) -> None:
-    """Finish or undo a switch a killed run left in the target folders, and its staging folders, and say so."""
-    from fieldeval.files import WriteError, remove_dead_staging, settle
-
-    folders = dict.fromkeys(
-        path.absolute() for path in (targets.snapshot.parent, targets.cases.parent, targets.exchanges)
-    )
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        try:
-            restored = [path for folder in folders for path in settle(folder) if not path.name.startswith(".")]
-        except WriteError as exc:
-            print(f"An interrupted switch could not be undone: {exc}", file=err)
-            raise _Stop(EXIT_AGENT_FAILED) from exc
-    for warning in seen:
-        print(f"Warning: {warning.message}", file=err)
-    if restored:
-        print(f"Rolled back the switch a killed run left: {', '.join(map(str, restored))} restored.", file=out)
+def _remove_dead_staging(out: TextIO) -> None:
+    """Remove the staging folders killed runs left in the temporary directory, and say so."""
     for folder in remove_dead_staging(STAGING_PREFIX):
         print(f"Removed {folder}, the staging folder of a killed run.", file=out)
 
@@ -298,17 +281,33 @@ def _record(
 
 
 def _switch(writes: dict[Path, bytes], source: Any, targets: _Targets, out: TextIO, err: TextIO) -> None:
-    """Step 3: every file in, and the provably stale exchanges out, as one step."""
-    from fieldeval.files import switch_files
+    """Step 3: every file in as one step, then the provably stale exchanges out.
+
+    `one_step` stages every file whole (the step where a full disk or a read-only folder fails)
+    before it renames any in, so a failure leaves the snapshot, the case file and the exchanges
+    all old. That is enough here: only a kill during the renames themselves could leave a mix,
+    and every file it could mix is committed to git. The stale exchanges go after the new set is
+    in: one that cannot be removed is named, and no case refers to it any more.
+    """
+    from fieldeval.files import one_step, write_bytes_atomically
 
     selected = {doc.id for doc in source.documents}
     stale, foreign = _old_files(targets.exchanges, set(writes), selected)
     try:
-        switch_files(writes, remove=stale)
-    except (OSError, ValueError) as exc:  # a full disk, a read-only folder; SwitchError: colliding names
+        with one_step():
+            for path, data in writes.items():
+                write_bytes_atomically(path, data)
+    except OSError as exc:  # a full disk, a read-only folder
         print(f"Writing the recording failed: {exc}", file=err)
         raise _Stop(EXIT_AGENT_FAILED) from exc
     for path, reason in stale.items():
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue  # gone already: nothing to say
+        except OSError as exc:
+            print(f"Could not remove {path.name} ({exc.strerror or exc}): {reason}; delete it by hand.", file=err)
+            continue
         print(f"Removed {path.name}: {reason}.", file=out)
     for path, reason in foreign.items():
         print(f"Left {path.name} in place: {reason}.", file=out)

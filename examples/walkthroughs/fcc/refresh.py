@@ -3,7 +3,7 @@
 Nothing here writes into `data/`. `fetch_documents` downloads until five documents are selected
 and refuses a partial set or two ids that would share an exchange file; `stage_refresh` writes
 the new snapshot and its case file into a staging folder. The command (`walkthroughs.fcc.record`)
-records the cassettes beside them and switches all of them in as one step.
+records the cassettes beside them and writes all of them into `data/` in one step.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""`record_fcc` killed in the middle of its switch: the next reader or run finds the old set, whole.
+"""`record_fcc` killed while writing its files: the next reader or run finds the old set, whole.
 
 The kill is real: a forked copy of this process runs `record_fcc.main` against the local rows
-server and a stand-in model, and ends with `os._exit` between two renames of the switch (the
-new snapshot and case file in, the old exchanges still there). Then the readers a user runs
-(`score`, the notebook's snapshot loader) and a failing rerun must each see the old files, with
-no journal, backup or staging folder left.
+server and a stand-in model, and ends with `os._exit` at the first rename into a target folder,
+when every new file (snapshot, case file, exchanges) is staged whole beside its target. Then the
+readers a user runs (`score`, the notebook's snapshot loader) must see the old files with
+nothing to undo first; a failing rerun removes the staging folder the kill left, and a
+successful one writes the new set and removes the staged files the kill left beside it.
 """
 
 import io
@@ -38,18 +39,21 @@ def argv(url: str, snapshot: Path, cases: Path, exchanges: Path) -> list[str]:
     ]
 
 
-def record_and_die_mid_switch(url: str, snapshot: Path, cases: Path, exchanges: Path) -> int:
-    """Fork, run record_fcc in the child, kill it after the snapshot and case file are renamed in."""
+def visible(files: dict[str, bytes]) -> dict[str, bytes]:
+    """The files a reader reads: not the hidden staged files a kill leaves beside them."""
+    return {name: data for name, data in files.items() if not name.split("/")[-1].startswith(".")}
+
+
+def record_and_die_before_the_renames(url: str, snapshot: Path, cases: Path, exchanges: Path) -> int:
+    """Fork, run record_fcc in the child, kill it at its first rename into a target folder."""
     child = os.fork()
     if child == 0:  # the child: never returns to pytest
         try:
-            real_replace, renamed = os.replace, []
+            real_replace = os.replace
 
             def replace_then_die(src, dst):
-                if Path(dst).parent in (snapshot.parent, exchanges) and not str(dst).endswith(".switch.json"):
-                    renamed.append(dst)
-                    if len(renamed) == 3:
-                        os._exit(9)  # killed: two files of the set switched, the rest not
+                if Path(dst).parent in (snapshot.parent, exchanges):
+                    os._exit(9)  # killed: every file of the set staged whole, none renamed in
                 real_replace(src, dst)
 
             os.replace = replace_then_die
@@ -62,17 +66,17 @@ def record_and_die_mid_switch(url: str, snapshot: Path, cases: Path, exchanges: 
 
 @pytest.fixture
 def killed(server, tmp_path, monkeypatch):
-    """The FCC targets after a killed switch, the files as they were before it, and the server's URL."""
+    """The FCC targets after a killed refresh, the files as they were before it, and the server's URL."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # where record_fcc stages
     (tmp_path / "tmp").mkdir()
     snapshot, cases, exchanges = copy_committed_fcc(tmp_path / "data")
     before = every_file(snapshot.parent, exchanges)
-    assert record_and_die_mid_switch(server.url, snapshot, cases, exchanges) == 9
+    assert record_and_die_before_the_renames(server.url, snapshot, cases, exchanges) == 9
     after = every_file(snapshot.parent, exchanges)
-    assert after["fcc/snapshot.json"] != before["fcc/snapshot.json"]  # the mix the kill left
-    assert {name: after[name] for name in before if name.startswith("exchanges/")} == {
-        name: data for name, data in before.items() if name.startswith("exchanges/")
-    }
+    assert visible(after) == before  # no reader has anything to undo
+    staged = set(after) - set(before)  # what the kill left beside the targets: the new set, staged whole
+    assert {name.split("/")[0] for name in staged} == {"fcc", "exchanges"}
+    assert all(name.split("/")[-1].startswith(".") and name.endswith(".tmp") for name in staged)
     assert list((tmp_path / "tmp").iterdir())  # and its staging folder
     return snapshot, cases, exchanges, before, server.url, tmp_path / "tmp"
 
@@ -82,7 +86,7 @@ def _data_dir(tmp_path):
     (tmp_path / "data").mkdir()
 
 
-def test_score_reads_the_old_set_after_a_killed_switch(killed):
+def test_score_reads_the_old_set_after_a_killed_refresh(killed):
     snapshot, cases, exchanges, before, _, _ = killed
     out = io.StringIO()
     code = score.main(
@@ -92,28 +96,38 @@ def test_score_reads_the_old_set_after_a_killed_switch(killed):
         out=out,
     )
     assert code == 0, out.getvalue()
-    assert "5 of them hand-authored" in out.getvalue()  # the committed, hand-authored set: not the mix
-    assert every_file(snapshot.parent, exchanges) == before
+    assert "5 of them hand-authored" in out.getvalue()  # the committed, hand-authored set
+    assert visible(every_file(snapshot.parent, exchanges)) == before
 
 
-def test_the_notebook_loader_reads_the_old_set_after_a_killed_switch(killed):
+def test_the_notebook_loader_reads_the_old_set_after_a_killed_refresh(killed):
     snapshot, _, exchanges, before, _, _ = killed
     source = from_snapshot(snapshot)
     assert source.provenance["hand_authored"] is True
-    assert every_file(snapshot.parent, exchanges) == before
+    assert visible(every_file(snapshot.parent, exchanges)) == before
 
 
-def test_a_failing_rerun_says_it_rolled_back_and_cleans_the_staging_folder(killed, serve):
+def test_a_failing_rerun_cleans_the_staging_folder_and_writes_nothing(killed, serve):
     snapshot, cases, exchanges, before, _, staging = killed
     broken = serve(lambda path, query: (503, {}, b'{"error": "Internal error"}'))
     code, printed, errors = streams(
         record_fcc.main, argv(broken.url, snapshot, cases, exchanges), model_factory=fake([])
     )
     assert code == record_fcc.EXIT_AGENT_FAILED, errors
-    assert f"Rolled back the switch a killed run left: {snapshot}, {cases} restored." in printed
     assert "the staging folder of a killed run" in printed and not list(staging.iterdir())
     assert "Download failed" in errors and errors.rstrip().endswith(record_fcc.NOTHING_WRITTEN)
-    assert every_file(snapshot.parent, exchanges) == before
+    assert visible(every_file(snapshot.parent, exchanges)) == before
+
+
+def test_a_successful_rerun_writes_the_new_set_and_removes_what_the_kill_left(killed):
+    snapshot, cases, exchanges, before, url, staging = killed
+    factory = fake([tool_turn(n) for n in range(5)])
+    code, printed, errors = streams(record_fcc.main, argv(url, snapshot, cases, exchanges), model_factory=factory)
+    assert code == record_fcc.EXIT_OK, errors
+    after = every_file(snapshot.parent, exchanges)
+    assert after == visible(after)  # no staged file of the killed run is left beside the targets
+    assert set(after) == set(before) and after["fcc/snapshot.json"] != before["fcc/snapshot.json"]
+    assert not list(staging.iterdir())
 
 
 def test_snapshot_and_cases_naming_one_file_are_refused_before_any_request(server, tmp_path):
