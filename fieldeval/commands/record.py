@@ -31,16 +31,10 @@ from typing import Any, TextIO
 
 from fieldeval.commands import exits
 from fieldeval.commands.logs import strands_logs
+from fieldeval.exchanges.throttle import GIVE_UP_AFTER, MAX_GIVE_UP_AFTER
 from fieldeval.flows import Refused
 from fieldeval.flows import record as flow
-from fieldeval.flows.record import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_MATCH_ON,
-    DEFAULT_MAX_CALLS,
-    GIVE_UP_AFTER,
-    MAX_GIVE_UP_AFTER,
-    RECORD_MODES,
-)
+from fieldeval.flows.record import DEFAULT_CONCURRENCY, DEFAULT_MATCH_ON, DEFAULT_MAX_CALLS, RECORD_MODES
 
 WRITES = (  # the closing paragraph of --help
     "Each case is written only after it succeeded; a failed case leaves its cassette byte for byte\n"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from fieldeval.exchanges.throttle import GIVE_UP_AFTER, MAX_GIVE_UP_AFTER  # the standard library only
+from fieldeval.exchanges.throttle import GIVE_UP_AFTER, give_up_problem  # the standard library only
 from fieldeval.flows import Refused, Request
 
 # fieldeval.formats.exchange.DEFAULT_MATCH_ON and MATCH_PARTS, and recording.DEFAULT_MAX_CALLS (a test checks).
@@ -99,16 +99,6 @@ def _option_problem(request: RecordRequest) -> str | None:
         return f"--match-on {request.match_on!r}: name parts from {', '.join(MATCH_PARTS)}, separated by commas."
     if request.model is not None and (request.model_id is not None or request.region is not None):
         return "--model-id and --region set up the default Bedrock model; with --model, set them in your factory."
-    return None
-
-
-def give_up_problem(seconds: float) -> str | None:
-    """What is wrong with a `--give-up-after` value (record's and live score's), or None."""
-    if not 0 < seconds <= MAX_GIVE_UP_AFTER:  # NaN fails this too
-        return (
-            f"--give-up-after {seconds:g}: give the seconds a throttled run may go without a successful call, "
-            f"above 0 and at most {MAX_GIVE_UP_AFTER:g} (a day), such as {GIVE_UP_AFTER:g}."
-        )
     return None
 
 
