@@ -13,9 +13,8 @@ What a notebook reader uses, and what serves the commands alone:
   saved report's leaf diffs), `services/bedrock.py`, `mode.py`, `files.py` and `errors.py`;
 - the commands alone use `commands/` (argument parsing and printing), `flows/` (what each
   command does, step by step), `report/` (the HTML page), `outputs.py`, and the live side of
-  the shared folders: `exchanges/` recorder, recording, provenance, stale, throttle, usage and
-  live_progress; `harness/` agent_run and tasks; `services/` models and stand_in;
-  `formats/prices.py`.
+  the shared folders: `exchanges/` recorder, recording, provenance, stale, throttle and usage;
+  `harness/` agent_run and tasks; `services/` models and stand_in; `formats/prices.py`.
 
 A run goes down the layers and comes back once: `commands/` calls `flows/`, which calls the
 concerns (`harness/`, `compare/`, `exchanges/`, `scale/`, `report/`, ...), which call `formats/`,

@@ -34,7 +34,6 @@ from typing import Any, TextIO
 from fieldeval.errors import EvalError, NoStructuredOutput, RecordingFailed
 from fieldeval.exchanges.cassettes import CassetteError, Cassettes, cassette_paths
 from fieldeval.exchanges.client_retries import send_once
-from fieldeval.exchanges.live_progress import CaseProgress
 from fieldeval.exchanges.open_files import cases_in_flight
 from fieldeval.exchanges.provenance import provider_name
 from fieldeval.exchanges.record_options import DEFAULT_MAX_CALLS, RecordOptions, record_command
@@ -43,6 +42,7 @@ from fieldeval.exchanges.stale import grouped, stale_cases
 from fieldeval.exchanges.throttle import GIVE_UP_AFTER, SharedBackoff
 from fieldeval.exchanges.usage import Usage, data_usage
 from fieldeval.formats.exchange import DEFAULT_MATCH_ON
+from fieldeval.scale.progress import CaseProgress
 
 __all__ = ["RECORD_MODES", "DEFAULT_CONCURRENCY", "RecordRefused", "record_cases", "record_command"]
 
