@@ -36,3 +36,15 @@ class MissingDependency(EvalError, ModuleNotFoundError):
 
     def __init__(self, name: str | None, extra: str | None = None, what: str = "") -> None:
         super().__init__(missing_dependency(name, extra, what), name=name)
+
+
+class RecordingFailed(EvalError):
+    """A live recording ended without its cassette: the task or the call failed, or the run gave up.
+
+    The message says which case, what failed (the exception's type and message, the provider's
+    notes) and what was kept; `record` ends with exit 2.
+    """
+
+
+class NoStructuredOutput(RecordingFailed):
+    """The model never produced the structured output for a case, or used up its model calls trying (exit 3)."""

@@ -26,7 +26,6 @@ COMMAND_ONLY = (
     "fieldeval.exchanges.stale",
     "fieldeval.exchanges.throttle",
     "fieldeval.exchanges.usage",
-    "fieldeval.exchanges.live_progress",
     "fieldeval.harness.agent_run",
     "fieldeval.harness.tasks",
     "fieldeval.services.models",

@@ -82,3 +82,58 @@ def test_score_compare_and_report_runs_never_climb_a_layer(tmp_path: Path, capsy
         assert (f"commands/{name}", f"flows/{name}") in calls, name  # the trace saw the run go through its flow
         assert any(_layer(callee) == 3 for _, callee in calls), name  # and down to the formats
         assert climbs == [], name
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Every module a source file imports, at the top or inside a function, relative imports resolved."""
+    import ast
+
+    package = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts[:-1])
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(
+                    [*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])]
+                )
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_no_module_outside_the_commands_imports_them():
+    """Library code raises typed errors; only `commands/` knows the command line and its exit codes."""
+    offenders = []
+    for path in sorted(Path(PACKAGE).rglob("*.py")):
+        if path.relative_to(PACKAGE).parts[0] == "commands":
+            continue
+        for name in sorted(_imported_modules(path)):
+            if name == "fieldeval.commands" or name.startswith("fieldeval.commands."):
+                offenders.append(f"{path.relative_to(REPO_ROOT)} imports {name}")
+    assert offenders == []
+
+
+def test_the_import_walk_sees_every_form_of_import(tmp_path: Path):
+    """The walk above cannot pass by missing a form: each of these is found."""
+    folder = REPO_ROOT / "fieldeval" / "flows"
+    sample = folder / "x.py"
+    forms = {
+        "import fieldeval.commands.exits": "fieldeval.commands.exits",
+        "from fieldeval.commands import exits": "fieldeval.commands.exits",
+        "from fieldeval import commands": "fieldeval.commands",
+        "def f():\n    from ..commands import record": "fieldeval.commands.record",
+    }
+    for source, expected in forms.items():
+        names = _imported_modules_of(source, sample)
+        assert expected in names, (source, names)
+
+
+def _imported_modules_of(source: str, path: Path) -> set[str]:
+    """`_imported_modules` of `source` as if it were the file at `path` (nothing is written there)."""
+    from unittest import mock
+
+    with mock.patch.object(Path, "read_text", lambda self, encoding=None: source):
+        return _imported_modules(path)

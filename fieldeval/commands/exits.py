@@ -101,25 +101,17 @@ TABLE: dict[str, list[tuple[int, str]]] = {
         (MISSING_DEPENDENCY, _MISSING),
         (BAD_INPUT, f"{_BAD}: a file or schema that does not load, a port in use; the stand-in did not start"),
     ],
-    "fcc-record": [
-        (OK, "recorded; the payloads and what changed are printed for review"),
-        (MISSING_DEPENDENCY, _MISSING),
-        (
-            BAD_INPUT,
-            "bad input or a failed live call: a flag out of range or a malformed --base-url, no credentials (set "
-            "AWS_PROFILE), no model access, wrong region, the datasets server unreachable, answering an error or "
-            "a malformed page, too few usable documents, two ids that would share a file, a write that failed, or "
-            "any runtime error",
-        ),
-        (NO_STRUCTURED_OUTPUT, "the model never called the structured-output tool for a document"),
-    ],
 }
 
 
-def epilog(command: str, note: str = "") -> str:
-    """The `Exit codes:` block of a command's --help, from `TABLE` (`note`: a closing paragraph)."""
+def epilog(command: str, note: str = "", codes: Sequence[tuple[int, str]] | None = None) -> str:
+    """The `Exit codes:` block of a command's --help, from `TABLE` (`note`: a closing paragraph).
+
+    `codes` replaces `TABLE[command]` for a command outside the package (an example's own), which
+    documents its codes where it lives; Ctrl-C and a closed pipe end it as every command.
+    """
     lines = ["Exit codes:"]
-    for code, meaning in [*TABLE[command], *_COMMON]:
+    for code, meaning in [*(TABLE[command] if codes is None else codes), *_COMMON]:
         lines.append(  # an option named in a meaning (--allow-scoring-change) stays whole on its line
             textwrap.fill(meaning, 100, initial_indent=f"  {code}  ", subsequent_indent=" " * 5, break_on_hyphens=False)
         )
@@ -134,16 +126,18 @@ def parser(
     before: str = "",
     note: str = "",
     cls: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+    codes: Sequence[tuple[int, str]] | None = None,
 ) -> argparse.ArgumentParser:
     """A command's argument parser: named `python -m MODULE`, its help ending in its exit codes.
 
-    `before` is help text shown above the codes, `note` a paragraph after them (see `epilog`);
-    `cls` an ArgumentParser subclass, for a command whose refusals add a sentence of their own.
+    `before` is help text shown above the codes, `note` a paragraph after them, `codes` a command's
+    own codes instead of `TABLE[command]` (see `epilog`); `cls` an ArgumentParser subclass, for a
+    command whose refusals add a sentence of their own.
     """
     return cls(
         prog=f"python -m {module}",
         description=description,
-        epilog=(f"{before}\n\n" if before else "") + epilog(command, note),
+        epilog=(f"{before}\n\n" if before else "") + epilog(command, note, codes),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
 
@@ -164,8 +158,15 @@ def parse(
     return args
 
 
-def code_of(exc: BaseException) -> int:
-    """The exit code of an error the wrapper catches: a missing library, else bad input."""
+def code_of(exc: BaseException, codes: Sequence[tuple[type[BaseException], int]] = ()) -> int:
+    """The exit code of an error the wrapper catches: the command's own `codes`, a missing library, or bad input.
+
+    Library code raises typed errors and knows no exit code; `codes` pairs an error type with the
+    code its command documents, the first match winning.
+    """
+    for kind, code in codes:
+        if isinstance(exc, kind):
+            return code
     if isinstance(exc, ImportError) or getattr(exc, "missing", False):
         return MISSING_DEPENDENCY
     return BAD_INPUT
@@ -180,6 +181,7 @@ def run(
     note: str = "",
     internal: str | None = None,
     user_folder: bool = True,
+    codes: Sequence[tuple[type[BaseException], int]] = (),
 ) -> int:
     """Run a command's body and return its exit code, ending every command's errors the same way.
 
@@ -197,8 +199,9 @@ def run(
     - an error of a `refused` type (what the command reads as bad input: a foreign or malformed
       file) prints `refuse` (with `note`) and ends with `BAD_INPUT`;
     - an `EvalError` (its message already names the file, the field and the fix) is printed and
-      ends with `code_of` it; any other missing library prints `missing_dependency` (naming
-      `extra`, the extra the command's optional parts come with) and ends with 1;
+      ends with `code_of` it: the command's own `codes` (record's exit 3 for `NoStructuredOutput`),
+      else 1 for a missing library, else 2; any other missing library prints `missing_dependency`
+      (naming `extra`, the extra the command's optional parts come with) and ends with 1;
     - with `internal` (the command's name, for commands whose exit 1 is a failed gate), anything
       else, a missing library included, is a bug: one line and `INTERNAL`, so a crash never reads
       as a failed gate. Without it, a bug keeps its traceback.
@@ -222,7 +225,7 @@ def run(
         return refuse(exc, note=note, err=err)
     except EvalError as exc:
         print(str(exc), file=err or sys.stderr)
-        return code_of(exc)
+        return code_of(exc, codes)
     except ImportError as exc:
         if internal is not None:
             return _bug(internal, exc, err)

@@ -31,16 +31,11 @@ from typing import Any, TextIO
 
 from fieldeval.commands import exits
 from fieldeval.commands.logs import strands_logs
+from fieldeval.errors import NoStructuredOutput
+from fieldeval.exchanges.throttle import GIVE_UP_AFTER, MAX_GIVE_UP_AFTER
 from fieldeval.flows import Refused
 from fieldeval.flows import record as flow
-from fieldeval.flows.record import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_MATCH_ON,
-    DEFAULT_MAX_CALLS,
-    GIVE_UP_AFTER,
-    MAX_GIVE_UP_AFTER,
-    RECORD_MODES,
-)
+from fieldeval.flows.record import DEFAULT_CONCURRENCY, DEFAULT_MATCH_ON, DEFAULT_MAX_CALLS, RECORD_MODES
 
 WRITES = (  # the closing paragraph of --help
     "Each case is written only after it succeeded; a failed case leaves its cassette byte for byte\n"
@@ -49,6 +44,9 @@ WRITES = (  # the closing paragraph of --help
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
 EXIT_BAD_INPUT = exits.BAD_INPUT
+EXIT_NO_STRUCTURED_OUTPUT = exits.NO_STRUCTURED_OUTPUT
+# The recorder's errors with a code of their own; every other `EvalError` it raises is bad input (exit 2).
+CODES = ((NoStructuredOutput, EXIT_NO_STRUCTURED_OUTPUT),)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -126,16 +124,17 @@ def main(
     (standard error).
     """
     out, err = out or sys.stdout, err or sys.stderr
-    return exits.run(lambda: _main(build_parser().parse_args(argv), model_factory, out, err), err=err)
+    return exits.run(lambda: _main(build_parser().parse_args(argv), model_factory, out, err), err=err, codes=CODES)
 
 
 def _main(args: argparse.Namespace, model_factory: Callable[[], Any] | None, out: TextIO, err: TextIO) -> int:
     try:
         with strands_logs(args.verbose, err):
-            return flow.record_run(flow.RecordRequest.from_arguments(args), model_factory, out, err)
+            flow.record_run(flow.RecordRequest.from_arguments(args), model_factory, out, err)
     except Refused as exc:
         print(exits.nothing_written(exc), file=err)
         return EXIT_BAD_INPUT
+    return EXIT_OK
 
 
 if __name__ == "__main__":

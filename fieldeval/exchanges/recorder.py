@@ -12,6 +12,10 @@ for `give_up_after` seconds stops the run (`fieldeval.exchanges.throttle`; the p
 retries nothing: `fieldeval.exchanges.client_retries`). Only this thread writes: each cassette as its
 case succeeds, atomically, so Ctrl-C, giving up or a failure later on keeps what already succeeded
 and leaves nothing half-written.
+
+It knows no exit code: a run that did not record every case ends with an error the command maps
+to its code (`RecordRefused`, `fieldeval.errors.RecordingFailed` or its `NoStructuredOutput`, or
+`KeyboardInterrupt` saying what Ctrl-C stopped), its message the one the user reads.
 """
 
 from __future__ import annotations
@@ -27,25 +31,29 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from fieldeval.commands import exits
+from fieldeval.errors import EvalError, NoStructuredOutput, RecordingFailed
 from fieldeval.exchanges.cassettes import CassetteError, Cassettes, cassette_paths
 from fieldeval.exchanges.client_retries import send_once
-from fieldeval.exchanges.live_progress import CaseProgress
 from fieldeval.exchanges.open_files import cases_in_flight
 from fieldeval.exchanges.provenance import provider_name
 from fieldeval.exchanges.record_options import DEFAULT_MAX_CALLS, RecordOptions, record_command
-from fieldeval.exchanges.recording import EXIT_AGENT_FAILED, RecordingModel, capture_task, commit_fixture
+from fieldeval.exchanges.recording import RecordingModel, capture_task, commit_fixture
 from fieldeval.exchanges.stale import grouped, stale_cases
 from fieldeval.exchanges.throttle import GIVE_UP_AFTER, SharedBackoff
 from fieldeval.exchanges.usage import Usage, data_usage
 from fieldeval.formats.exchange import DEFAULT_MATCH_ON
+from fieldeval.scale.progress import CaseProgress
 
-__all__ = ["RECORD_MODES", "DEFAULT_CONCURRENCY", "record_cases", "record_command"]
+__all__ = ["RECORD_MODES", "DEFAULT_CONCURRENCY", "RecordRefused", "record_cases", "record_command"]
 
 RECORD_MODES = ("all", "missing", "stale")
 # Cases in flight by default: enough to hide a few seconds of latency per call, and few enough to stay
 # inside the default request quotas of the usual providers (a throttled run slows down; it does not fail).
 DEFAULT_CONCURRENCY = 4
+
+
+class RecordRefused(EvalError, ValueError):
+    """The run refused before any call (cassette names that collide, an `--only` name no case has); nothing written."""
 
 
 def record_cases(
@@ -66,8 +74,8 @@ def record_cases(
     record_mode: str = "all",
     concurrency: int = 1,
     give_up_after: float = GIVE_UP_AFTER,
-) -> int:
-    """Record the cases the mode selects (of each `only` case, or all) through `model`; returns the exit code.
+) -> None:
+    """Record the cases the mode selects (of each `only` case, or all) through `model`.
 
     Each case is captured, then written atomically as it succeeds, so a failure later on keeps
     what already succeeded; a failed case leaves its cassette byte for byte. Paths that would
@@ -85,31 +93,34 @@ def record_cases(
             in each cassette so that a fix line re-records from the same provider.
         record_mode: `all`, `missing` or `stale` (`RECORD_MODES`).
         concurrency: Cases in flight at once (fewer if the open-file limit would not hold them, said on `err`).
-        give_up_after: Seconds of throttling with no successful call after which the run stops (exit 2).
+        give_up_after: Seconds of throttling with no successful call after which the run stops.
         out: Where progress and each recording's review are printed (standard output).
-        err: Where refusals and each failed case are printed (standard error).
+        err: Where each failed case is printed (standard error).
+
+    Raises:
+        RecordRefused: before any call; nothing was written.
+        RecordingFailed: a case failed (`NoStructuredOutput` if the first failed case, in case order,
+            never produced the structured output), or the run gave up; every cassette recorded is kept.
+        KeyboardInterrupt: Ctrl-C; the message says what was recorded, abandoned and not started.
     """
     out, err = out or sys.stdout, err or sys.stderr
     try:
         paths = cassette_paths(cassettes, [case.name for case in cases])
     except CassetteError as exc:
-        print(f"{exc}. Nothing was written.", file=err)
-        return exits.BAD_INPUT
+        raise RecordRefused(f"{exc}. Nothing was written.") from exc
     unknown = [name for name in only or [] if name not in paths]
     if unknown:
-        print(
+        raise RecordRefused(
             f"--only {', '.join(map(repr, unknown))}: no such case in the case file; "
-            f"the cases are {', '.join(map(repr, paths))}. Nothing was written.",
-            file=err,
+            f"the cases are {', '.join(map(repr, paths))}. Nothing was written."
         )
-        return exits.BAD_INPUT
     selected = [case for case in cases if not only or case.name in only]
     chosen = _chosen(record_mode, selected, schema, task, cassettes, record_command, model, match_on, out, err)
     if not chosen:
         print(
             f"Nothing to record: every selected cassette in {cassettes} is up to date ({record_mode} mode).", file=out
         )
-        return exits.OK
+        return
     said = send_once(model)  # the run's back-off is the only layer of retries
     if said is not None:
         print(said, file=out)
@@ -117,7 +128,7 @@ def record_cases(
     if lowered is not None:
         print(lowered, file=err)
     run = _Run(schema, task, model, model_id, record_command, match_on, max_calls, model_option, err, give_up_after)
-    return run.record(chosen, paths, cassettes, concurrency, out)
+    run.record(chosen, paths, cassettes, concurrency, out)
 
 
 def _chosen(
@@ -186,7 +197,7 @@ class _Run:
 
     def record(
         self, chosen: list[Any], paths: dict[str, Path], cassettes: Path | str, concurrency: int, out: TextIO
-    ) -> int:
+    ) -> None:
         jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         for case in chosen:
             jobs.put(case)
@@ -196,7 +207,7 @@ class _Run:
             worker = threading.Thread(target=self._work, args=(jobs, results, paths, progress), daemon=True)
             worker.name = WORKER_NAME
             worker.start()
-        failures: list[tuple[str, int]] = []
+        failures: list[tuple[str, RecordingFailed]] = []
         usage = Usage()
         try:
             with _interrupt_between_cases(self.stop):
@@ -209,26 +220,23 @@ class _Run:
                     case, captured, said, recorder = finished
                     progress.close()
                     self.err.write(said)
-                    code = self._commit(case, captured, paths[case.name], out)
-                    progress.end(code == exits.OK)
-                    if code != exits.OK:
-                        failures.append((case.name, code))
+                    failure = self._commit(case, captured, paths[case.name], out)
+                    progress.end(failure is None)
+                    if failure is not None:
+                        failures.append((case.name, failure))
                     else:
                         usage += data_usage(captured, recorder.seconds)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             self.stop.set()
             progress.close()
             waiting = len(chosen) - progress.done - progress.failed - progress.in_flight
-            print(
+            raise KeyboardInterrupt(
                 f"Interrupted: recorded {progress.done} of {len(chosen)} case(s) into {cassettes}; "
-                f"{progress.in_flight} in flight were abandoned and {waiting} not started, their cassettes unchanged.",
-                file=self.err,
-            )
-            return exits.INTERRUPTED
+                f"{progress.in_flight} in flight were abandoned and {waiting} not started, their cassettes unchanged."
+            ) from exc
         progress.close()
         if self.backoff.given_up():
-            self._gave_up(len(chosen), progress, usage, cassettes, out)
-            return exits.BAD_INPUT
+            raise RecordingFailed(self._gave_up(len(chosen), progress, usage, cassettes, out))
         recorded = len(chosen) - len(failures)
         print(f"Recorded {recorded} of {len(chosen)} case(s) into {cassettes}.", file=out)
         if recorded:
@@ -238,24 +246,22 @@ class _Run:
         if failures:  # in case order, so the list and the exit code do not depend on which case finished first
             order = {case.name: number for number, case in enumerate(chosen)}
             failures.sort(key=lambda failure: order[failure[0]])
-            print(f"Failed: {', '.join(name for name, _ in failures)} (their cassettes are unchanged).", file=self.err)
-            return failures[0][1]
-        return exits.OK
+            kind = NoStructuredOutput if isinstance(failures[0][1], NoStructuredOutput) else RecordingFailed
+            raise kind(f"Failed: {', '.join(name for name, _ in failures)} (their cassettes are unchanged).")
 
-    def _gave_up(self, chosen: int, progress: CaseProgress, usage: Usage, cassettes: Path | str, out: TextIO) -> None:
-        """Say that the run stopped, on whom, and what it kept: every cassette written so far."""
+    def _gave_up(self, chosen: int, progress: CaseProgress, usage: Usage, cassettes: Path | str, out: TextIO) -> str:
+        """Say what the run kept, every cassette written so far; return why it stopped, on whom, and what to do."""
         print(f"Recorded {progress.done} of {chosen} case(s) into {cassettes}.", file=out)
         if progress.done:
             print(f"They cost {usage.describe()}.", file=out)
         print(self.backoff.summary(), file=out)
         waiting = chosen - progress.done - progress.failed - progress.in_flight
-        print(
+        return (
             f"Gave up: {self.backoff.gave_up_reason()}. The {progress.done} cassette(s) recorded before are kept; "
             f"{progress.failed} case(s) failed, {progress.in_flight} in flight were abandoned and {waiting} not "
             "started, their cassettes unchanged. Run it again later (--record-mode missing records only the cases "
             "still without a cassette), lower --concurrency, ask the provider for a higher quota, or raise "
-            "--give-up-after.",
-            file=self.err,
+            "--give-up-after."
         )
 
     def _work(self, jobs: Any, results: Any, paths: dict[str, Path], progress: CaseProgress) -> None:
@@ -277,19 +283,22 @@ class _Run:
                     model_id=self.model_id,
                     note=self.note,
                     label=case.name,
-                    err=said,
                     match_on=self.match_on,
                     max_calls=self.max_calls,
                     record_options=self.options,
                     recorder=recorder,
                 )
-            except BaseException as exc:  # anything capture_task did not turn into a code still ends this case only
-                print(f"{case.name}: recording failed: {type(exc).__name__}: {exc}", file=said)
-                captured = EXIT_AGENT_FAILED
+            except RecordingFailed as exc:
+                print(exc, file=said)
+                captured = exc
+            except BaseException as exc:  # anything capture_task did not turn into its error still ends this case only
+                captured = RecordingFailed(f"{case.name}: recording failed: {type(exc).__name__}: {exc}")
+                print(captured, file=said)
             results.put((case, captured, said.getvalue(), recorder))
 
-    def _commit(self, case: Any, captured: Any, path: Path, out: TextIO) -> int:
-        if isinstance(captured, int):
+    def _commit(self, case: Any, captured: Any, path: Path, out: TextIO) -> RecordingFailed | None:
+        """Write a captured case; a failed one (its error, already printed) only says its cassette is unchanged."""
+        if isinstance(captured, RecordingFailed):
             print(f"{case.name}: {path} was left unchanged.", file=self.err)
             return captured
         try:
@@ -297,8 +306,8 @@ class _Run:
         except OSError as exc:  # a WriteError (a full disk, a read-only folder): the old file is whole
             print(f"{case.name}: {exc}.", file=self.err)
             print(f"{case.name}: {path} was left unchanged.", file=self.err)
-            return EXIT_AGENT_FAILED
-        return exits.OK
+            return RecordingFailed(f"{case.name}: {exc}.")
+        return None
 
 
 def _next(results: Any, stop: threading.Event, backoff: SharedBackoff) -> Any:

@@ -8,20 +8,21 @@ and the call committed, only when its stream ends: a call that fails half way re
 and a throttle at any point of a stream is sent again under the run's one back-off
 (`fieldeval.exchanges.throttle`) before the agent has seen any of it. The number of model calls per case is
 bounded (`DEFAULT_MAX_CALLS`): a model that keeps calling a tool it was not offered ends the case
-in a few calls, with exit 3, instead of looping for hundreds. So is what one case may stream
-(`limits.STREAM`, counted as the events arrive): a model that runs on without end fails its
-case at the cap, with exit 2, and no cassette is written larger than a replay reads.
+in a few calls, with `NoStructuredOutput`, instead of looping for hundreds. So is what one case may
+stream (`limits.STREAM`, counted as the events arrive): a model that runs on without end fails its
+case at the cap, with `RecordingFailed`, and no cassette is written larger than a replay reads.
 
 A recording has two steps. `capture_task` runs a user's `task(case, model)` through it and
-returns the exchange data (or an exit code, after printing why); nothing is written.
-`commit_fixture` then replaces the exchange atomically and prints the payload and what changed.
-`fieldeval.exchanges.recorder.record_cases` does both, case by case, for a cassette folder; a command that
-must switch several files as one step captures into a staging folder first. Every record
-command uses the exit codes below.
+returns the exchange data, or raises `RecordingFailed` (`NoStructuredOutput`) saying why; nothing
+is written. `commit_fixture` then replaces the exchange atomically and prints the payload and what
+changed. `fieldeval.exchanges.recorder.record_cases` does both, case by case, for a cassette folder; a
+command that must switch several files as one step captures into a staging folder first. The
+errors are those of `fieldeval.errors`; each command maps them to its own exit codes.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import time
@@ -37,8 +38,7 @@ from strands.types.exceptions import StructuredOutputException
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
 
-from fieldeval.commands import exits
-from fieldeval.errors import EvalError
+from fieldeval.errors import EvalError, NoStructuredOutput, RecordingFailed
 from fieldeval.exchanges.calls import assemble, canonical_request, to_json
 from fieldeval.exchanges.fixtures import FixtureError, check_exchange_size, parse_exchange, prompt_sha256, save_exchange
 from fieldeval.exchanges.provenance import (
@@ -53,11 +53,6 @@ from fieldeval.exchanges.replay import AgentLoopModel, prompt_text
 from fieldeval.exchanges.throttle import SharedBackoff, ThrottledError, is_throttle, retry_after
 from fieldeval.formats import limits
 from fieldeval.formats.exchange import DEFAULT_MATCH_ON, FORMAT, PROMPT_HASH_KEY
-
-EXIT_OK = exits.OK
-EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
-EXIT_AGENT_FAILED = exits.BAD_INPUT
-EXIT_NO_STRUCTURED_OUTPUT = exits.NO_STRUCTURED_OUTPUT
 
 
 class ModelCallLimitError(EvalError, RuntimeError):
@@ -202,12 +197,11 @@ def capture_task(
     model_id: str | None = None,
     note: str,
     label: str = "",
-    err: TextIO | None = None,
     match_on: Sequence[str] = DEFAULT_MATCH_ON,
     max_calls: int = DEFAULT_MAX_CALLS,
     record_options: RecordOptions | None = None,
     recorder: RecordingModel | None = None,
-) -> dict[str, Any] | int:
+) -> dict[str, Any]:
     """Run a user's `task(case, model)` through `RecordingModel` and return the exchange data; write nothing.
 
     `record_options` go into the provenance, for the fix lines of later refusals; `recorder` is the
@@ -218,15 +212,16 @@ def capture_task(
     output (a `schema` instance or a dict of its fields), which must validate against `schema`.
 
     Returns:
-        The validated exchange data (format 2, `hand_authored` false, the recording time set); or,
-        after printing why: `EXIT_AGENT_FAILED` if the task raised, returned something that is not
-        the structured output, or the stream cannot be stored (the exception type and message are
-        printed), streamed more than `limits.STREAM` or would make a cassette over `limits.EXCHANGE`;
-        `EXIT_NO_STRUCTURED_OUTPUT` if the model never produced the structured output (no
-        `schema.__name__` tool call, no JSON answer) or ran into the bound on model calls.
-        Why is printed to `err` (standard error).
+        The validated exchange data (format 2, `hand_authored` false, the recording time set).
+
+    Raises:
+        NoStructuredOutput: the model never produced the structured output (no `schema.__name__`
+            tool call, no JSON answer) or ran into the bound on model calls.
+        RecordingFailed: the task raised, returned something that is not the structured output, or
+            the stream cannot be stored (the message holds the exception's type and message),
+            streamed more than `limits.STREAM` or would make a cassette over `limits.EXCHANGE`.
+        Each message is what the command prints, prefixed with `label`.
     """
-    err = err or sys.stderr
     tool_name = schema.__name__
     recorder = recorder or RecordingModel(model, max_calls=max_calls)
     try:
@@ -234,21 +229,18 @@ def capture_task(
     except Exception as exc:  # credentials, access, region, throttling, a bound reached, a bug in the task
         too_large = _in_chain(exc, StreamTooLargeError)
         if too_large is not None:
-            print(f"{_subject(label, 'the case')} failed: {too_large}.", file=err)
-            return EXIT_AGENT_FAILED
+            raise RecordingFailed(f"{_subject(label, 'the case')} failed: {too_large}.") from exc
         limit = _in_chain(exc, ModelCallLimitError)
         if limit is not None or (isinstance(exc, StructuredOutputException) and not _answered(recorder, tool_name)):
-            return _no_structured_output(recorder, tool_name, label, err, limit)
-        return _failed(exc, _subject(label, "the task"), err)
+            raise _no_structured_output(recorder, tool_name, label, limit) from exc
+        raise _failed(exc, _subject(label, "the task")) from exc
     if result is None:
-        return _no_structured_output(recorder, tool_name, label, err, None)
+        raise _no_structured_output(recorder, tool_name, label, None)
     problem = output_problem(result, schema)
     if problem is not None:
-        print(f"{_subject(label, 'the task')} {problem}.", file=err)
-        return EXIT_AGENT_FAILED
+        raise RecordingFailed(f"{_subject(label, 'the task')} {problem}.")
     if not recorder.calls:
-        print(f"{_subject(label, 'the task')} made no model call to record.", file=err)
-        return EXIT_AGENT_FAILED
+        raise RecordingFailed(f"{_subject(label, 'the task')} made no model call to record.")
     described = describe_model(model)
     provenance = {
         "provider": described["provider"],
@@ -275,7 +267,7 @@ def capture_task(
         parse_exchange(data, source=source, tool_name=tool_name, output_model=schema)
         check_exchange_size(data, source)
     except FixtureError as exc:
-        return _failed(exc, _subject(label, "storing the recording"), err)
+        raise _failed(exc, _subject(label, "storing the recording")) from exc
     return data
 
 
@@ -295,9 +287,9 @@ def _answered(recorder: RecordingModel, tool_name: str) -> bool:
 
 
 def _no_structured_output(
-    recorder: RecordingModel, tool_name: str, label: str, err: TextIO, limit: BaseException | None
-) -> int:
-    """Print why no structured output came, naming tools the model called that it was not offered."""
+    recorder: RecordingModel, tool_name: str, label: str, limit: BaseException | None
+) -> NoStructuredOutput:
+    """Why no structured output came, naming tools the model called that it was not offered."""
     unoffered: dict[str, int] = {}
     for call in recorder.calls:
         offered = {spec.get("name") for spec in call["request"]["tools"]}
@@ -310,8 +302,7 @@ def _no_structured_output(
         line += f" in {recorder.max_calls} model calls (the bound per case)"
     if unoffered:
         line += "; it called tools it was not offered: " + ", ".join(f"{n!r} x{c}" for n, c in unoffered.items())
-    print(line + ".", file=err)
-    return EXIT_NO_STRUCTURED_OUTPUT
+    return NoStructuredOutput(line + ".")
 
 
 def _in_chain(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
@@ -460,9 +451,11 @@ def _bedrock_failure(exc: BaseException) -> BaseException | None:
     return bedrock_failure(exc)
 
 
-def _failed(exc: BaseException, subject: str, err: TextIO) -> int:
-    report_agent_failure(exc, err, subject)
-    return EXIT_AGENT_FAILED
+def _failed(exc: BaseException, subject: str) -> RecordingFailed:
+    """The failure of a case as one error: what `report_agent_failure` prints, without its last newline."""
+    said = io.StringIO()
+    report_agent_failure(exc, said, subject)
+    return RecordingFailed(said.getvalue().rstrip("\n"))
 
 
 def _subject(label: str, what: str) -> str:

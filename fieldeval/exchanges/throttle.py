@@ -52,6 +52,19 @@ class RunStopped(EvalError, RuntimeError):
     """The run was stopped (Ctrl-C) while this call waited out a pause; the call was not sent."""
 
 
+def give_up_problem(seconds: float) -> str | None:
+    """What is wrong with a `--give-up-after` value (record's and live score's), or None.
+
+    Here, with the bound it checks, so that both flows read the one rule from the back-off they configure.
+    """
+    if not 0 < seconds <= MAX_GIVE_UP_AFTER:  # NaN fails this too
+        return (
+            f"--give-up-after {seconds:g}: give the seconds a throttled run may go without a successful call, "
+            f"above 0 and at most {MAX_GIVE_UP_AFTER:g} (a day), such as {GIVE_UP_AFTER:g}."
+        )
+    return None
+
+
 class SharedBackoff:
     """The pause every call of a run waits out before it is sent; thread-safe (each case runs in its own thread).
 

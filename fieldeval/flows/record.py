@@ -4,10 +4,12 @@
     check_dependencies()                            #    Strands, boto3 and pydantic import
     inputs = resolve(request)                       # 2. schema, task, cases; every cassette path writable
     model = live_model(request, factory, out)       # 3. the --model factory's, or Bedrock (credentials offline)
-    return record(request, inputs, model, out, err) # 4. each selected case, live, its cassette switched in
+    record(request, inputs, model, out, err)        # 4. each selected case, live, its cassette switched in
 
-`record_run` is that recipe and returns the exit code of step 4 (`fieldeval.exchanges.recorder`).
-Steps 1 to 3 refuse with `Refused` (exit 2, nothing written) or `MissingDependency` (exit 1).
+`record_run` is that recipe. Steps 1 to 3 refuse with `Refused` (nothing written) or
+`MissingDependency`; step 4 (`fieldeval.exchanges.recorder`) raises the recorder's errors
+(`RecordRefused`, `RecordingFailed`, `NoStructuredOutput`, `KeyboardInterrupt`). The command maps
+each to its exit code.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from fieldeval.exchanges.throttle import GIVE_UP_AFTER, MAX_GIVE_UP_AFTER  # the standard library only
+from fieldeval.exchanges.throttle import GIVE_UP_AFTER, give_up_problem  # the standard library only
 from fieldeval.flows import Refused, Request
 
 # fieldeval.formats.exchange.DEFAULT_MATCH_ON and MATCH_PARTS, and recording.DEFAULT_MAX_CALLS (a test checks).
@@ -64,13 +66,13 @@ class Inputs:
     cases: list
 
 
-def record_run(request: RecordRequest, model_factory: Callable[[], Any] | None, out: TextIO, err: TextIO) -> int:
+def record_run(request: RecordRequest, model_factory: Callable[[], Any] | None, out: TextIO, err: TextIO) -> None:
     """The recipe: check, resolve, the model, record. Progress and reviews go to `out`, failures to `err`."""
     check(request)
     check_dependencies()
     inputs = resolve(request)
     model = model_factory() if model_factory is not None else live_model(request, out)
-    return record(request, inputs, model, out, err)
+    record(request, inputs, model, out, err)
 
 
 # 1. Check ------------------------------------------------------------------------------------------
@@ -99,16 +101,6 @@ def _option_problem(request: RecordRequest) -> str | None:
         return f"--match-on {request.match_on!r}: name parts from {', '.join(MATCH_PARTS)}, separated by commas."
     if request.model is not None and (request.model_id is not None or request.region is not None):
         return "--model-id and --region set up the default Bedrock model; with --model, set them in your factory."
-    return None
-
-
-def give_up_problem(seconds: float) -> str | None:
-    """What is wrong with a `--give-up-after` value (record's and live score's), or None."""
-    if not 0 < seconds <= MAX_GIVE_UP_AFTER:  # NaN fails this too
-        return (
-            f"--give-up-after {seconds:g}: give the seconds a throttled run may go without a successful call, "
-            f"above 0 and at most {MAX_GIVE_UP_AFTER:g} (a day), such as {GIVE_UP_AFTER:g}."
-        )
     return None
 
 
@@ -200,8 +192,8 @@ def live_model(request: RecordRequest, out: TextIO) -> Any:
 # 4. Record -----------------------------------------------------------------------------------------
 
 
-def record(request: RecordRequest, inputs: Inputs, model: Any, out: TextIO, err: TextIO) -> int:
-    """Record each case the mode selects, up to --concurrency at once; returns the recorder's exit code."""
+def record(request: RecordRequest, inputs: Inputs, model: Any, out: TextIO, err: TextIO) -> None:
+    """Record each case the mode selects, up to --concurrency at once; raises the recorder's errors."""
     from fieldeval.exchanges.provenance import model_id as model_id_of
     from fieldeval.exchanges.record_options import RecordOptions, record_command
     from fieldeval.exchanges.recorder import record_cases
@@ -209,7 +201,7 @@ def record(request: RecordRequest, inputs: Inputs, model: Any, out: TextIO, err:
 
     options = RecordOptions(model=request.model, match_on=request.match_parts(), max_calls=request.max_calls)
     model_id = model_id_of(model) or (request.model_id or MODEL_ID if request.model is None else "(no model id)")
-    return record_cases(
+    record_cases(
         inputs.schema,
         inputs.cases,
         inputs.task,

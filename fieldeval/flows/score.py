@@ -149,7 +149,7 @@ def _check_source(request: ScoreRequest) -> str | None:
     if request.concurrency is not None and request.concurrency < 1:
         raise Refused(f"--concurrency {request.concurrency}: at least one case must be in flight; pass 4.")
     if request.give_up_after is not None:
-        from fieldeval.flows.record import give_up_problem
+        from fieldeval.exchanges.throttle import give_up_problem
 
         if mode != "live":
             raise Refused(

@@ -57,8 +57,8 @@ class AgentRun:
         out: TextIO,
         model: Any = None,
     ) -> None:
-        from fieldeval.exchanges.live_progress import CaseProgress
         from fieldeval.harness.tasks import checked_task
+        from fieldeval.scale.progress import CaseProgress
 
         self.options, self.mode, self.names = options, mode, [case.name for case in cases]
         self.stale: dict[str, str] = {}

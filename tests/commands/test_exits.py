@@ -155,11 +155,46 @@ def test_each_help_lists_its_codes_from_the_one_table(name):
     done = command([COMMANDS[name], "--help"], REPO_ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     text = " ".join(done.stdout.split())  # argparse keeps the epilog's lines; compare words
-    for code, meaning in exits.TABLE[name]:
+    for code, meaning in _codes(name):
         assert f"{code} {' '.join(meaning.split())}" in text
     assert "141 standard output was closed early" in text and "130 interrupted" in text
-    if any(code == exits.MISSING_DEPENDENCY for code, _ in exits.TABLE[name]) and name not in ("compare", "report"):
+    if any(code == exits.MISSING_DEPENDENCY for code, _ in _codes(name)) and name not in ("compare", "report"):
         assert "`pip install .` from the project's checkout (in the repository: `make setup`)" in text
+    if name != "fcc-record":  # the general table documents the package's commands, never an example's
+        assert "fcc" not in text.lower() and "datasets server" not in text
+
+
+def _codes(name: str) -> list[tuple[int, str]]:
+    """A command's documented codes: the general table's, or the FCC example's own (`walkthroughs.fcc.record`)."""
+    if name == "fcc-record":
+        return importlib.import_module(COMMANDS[name]).CODES
+    return exits.TABLE[name]
+
+
+def test_the_general_table_names_only_the_package_commands():
+    assert sorted(exits.TABLE) == sorted(name for name in COMMANDS if name != "fcc-record")
+    with pytest.raises(KeyError):
+        exits.epilog("fcc-record")
+
+
+def test_a_command_own_codes_map_its_typed_errors_and_the_rest_stay_bad_input():
+    class Own(EvalError):
+        pass
+
+    class Other(EvalError):
+        pass
+
+    out = io.StringIO()
+
+    def raises(error):
+        def body():
+            raise error
+
+        return body
+
+    assert exits.run(raises(Own("own failure")), err=out, codes=((Own, 3),), user_folder=False) == 3
+    assert exits.run(raises(Other("other failure")), err=out, codes=((Own, 3),), user_folder=False) == exits.BAD_INPUT
+    assert out.getvalue() == "own failure\nother failure\n"
 
 
 BAD_INPUTS = {

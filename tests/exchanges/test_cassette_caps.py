@@ -112,7 +112,7 @@ def test_a_model_that_streams_without_end_is_cut_off_at_the_cap_and_its_case_fai
     before = cassette.read_bytes()
     endless = EndlessModel()
     code, printed = outcome(record.main, make_record_argv(cassette.parent), model_factory=lambda: endless)
-    assert code == recording.EXIT_AGENT_FAILED == 2, printed
+    assert code == record.EXIT_BAD_INPUT == 2, printed
     assert "offline_invoice: the case failed: the model streamed more than the 64 KiB cap on what a model " in printed
     assert "lower its max_tokens" in printed and "nothing was written for this case" in printed
     assert f"{cassette} was left unchanged" in printed

@@ -16,6 +16,7 @@ from strands import Agent
 from strands.models import Model
 
 from fieldeval.commands import record
+from fieldeval.errors import NoStructuredOutput, RecordingFailed
 from fieldeval.exchanges import recording
 from fieldeval.exchanges.fixtures import load_exchange, prompt_sha256
 from fieldeval.exchanges.recording import (
@@ -207,7 +208,7 @@ def run_command(fixture, *scripts, argv=()):
 
 def test_success_replaces_the_fixture_and_prints_payload_and_changes(fixture_copy):
     code, printed = run_command(fixture_copy, tool_events(CORRECT_CHUNKS))
-    assert code == recording.EXIT_OK
+    assert code == record.EXIT_OK
     exchange = load_exchange(fixture_copy, tool_name="Invoice")
     provenance = exchange.provenance
     assert provenance["hand_authored"] is False
@@ -231,7 +232,7 @@ def test_success_replaces_the_fixture_and_prints_payload_and_changes(fixture_cop
 def test_agent_failure_exits_2_with_type_and_message_and_leaves_the_fixture(fixture_copy):
     before = fixture_copy.read_bytes()
     code, printed = run_command(fixture_copy, [RuntimeError("AccessDeniedException: no access to the model")])
-    assert code == recording.EXIT_AGENT_FAILED == 2
+    assert code == record.EXIT_BAD_INPUT == 2
     assert "RuntimeError: AccessDeniedException: no access to the model" in printed
     assert fixture_copy.read_bytes() == before
 
@@ -253,7 +254,7 @@ def test_a_task_returning_the_agent_result_exits_2_before_anything_is_written(fi
 def test_no_structured_output_tool_call_exits_3(fixture_copy):
     before = fixture_copy.read_bytes()
     code, printed = run_command(fixture_copy, text_events("I see no invoice."), text_events("Still none."))
-    assert code == recording.EXIT_NO_STRUCTURED_OUTPUT == 3
+    assert code == record.EXIT_NO_STRUCTURED_OUTPUT == 3
     assert "never called the structured-output tool 'Invoice'" in printed
     assert fixture_copy.read_bytes() == before
 
@@ -309,7 +310,7 @@ def test_missing_dependency_exits_1_and_leaves_the_fixture(fixture_copy, monkeyp
     before = fixture_copy.read_bytes()
     monkeypatch.setitem(sys.modules, "boto3", None)
     code, printed = run_command(fixture_copy, tool_events(CORRECT_CHUNKS))
-    assert code == record.EXIT_MISSING_DEPENDENCY == recording.EXIT_MISSING_DEPENDENCY == 1
+    assert code == record.EXIT_MISSING_DEPENDENCY == 1
     assert "Missing dependency: boto3" in printed and "make setup" in printed
     assert fixture_copy.read_bytes() == before
 
@@ -336,7 +337,7 @@ def test_the_command_reports_a_missing_strands_as_exit_1_not_a_traceback(fixture
 def test_absent_credentials_exit_2_before_any_call(fixture_copy, no_aws_credentials):
     before = fixture_copy.read_bytes()
     code, printed = outcome(record.main, make_record_argv(fixture_copy.parent))
-    assert code == recording.EXIT_AGENT_FAILED == 2
+    assert code == record.EXIT_BAD_INPUT == 2
     assert "The agent call failed: CredentialsError: no AWS credentials found" in printed
     assert "AWS_PROFILE" in printed and "Nothing was written." in printed
     assert fixture_copy.read_bytes() == before
@@ -376,19 +377,21 @@ def test_describe_changes_without_a_previous_fixture():
 
 
 def capture(*scripts, source, label=""):
-    out = io.StringIO()
-    captured = capture_task(
-        offline_invoice.task,
-        SimpleNamespace(input=offline_invoice.document()),
-        ScriptedModel(*scripts),
-        offline_invoice.OUTPUT_MODEL,
-        source=source,
-        model_id="scripted",
-        note="scripted capture",
-        label=label,
-        err=out,
-    )
-    return captured, out.getvalue()
+    """What `capture_task` returns, or the error it raised and its message (what the command prints)."""
+    try:
+        captured = capture_task(
+            offline_invoice.task,
+            SimpleNamespace(input=offline_invoice.document()),
+            ScriptedModel(*scripts),
+            offline_invoice.OUTPUT_MODEL,
+            source=source,
+            model_id="scripted",
+            note="scripted capture",
+            label=label,
+        )
+    except RecordingFailed as exc:
+        return exc, f"{exc}\n"
+    return captured, ""
 
 
 def test_capture_returns_the_fixture_data_bound_to_the_prompt_and_writes_nothing(tmp_path):
@@ -402,10 +405,12 @@ def test_capture_returns_the_fixture_data_bound_to_the_prompt_and_writes_nothing
 
 def test_capture_prefixes_its_messages_with_the_label(tmp_path):
     source = str(tmp_path / "doc-1.json")
-    code, printed = capture(text_events("No."), text_events("Still no."), source=source, label="doc-1")
-    assert code == 3 and printed.startswith("doc-1: the model never called the structured-output tool 'Invoice'")
-    code, printed = capture([RuntimeError("throttled")], source=source, label="doc-1")
-    assert code == 2 and printed.startswith("doc-1: the task failed: RuntimeError: throttled")
+    error, printed = capture(text_events("No."), text_events("Still no."), source=source, label="doc-1")
+    assert type(error) is NoStructuredOutput
+    assert printed.startswith("doc-1: the model never called the structured-output tool 'Invoice'")
+    error, printed = capture([RuntimeError("throttled")], source=source, label="doc-1")
+    assert type(error) is RecordingFailed and printed.startswith("doc-1: the task failed: RuntimeError: throttled")
+    assert isinstance(error.__cause__, RuntimeError)  # the task's own error stays in the chain
 
 
 def test_a_task_that_returns_something_else_than_the_schema_is_refused(tmp_path):
@@ -413,19 +418,20 @@ def test_a_task_that_returns_something_else_than_the_schema_is_refused(tmp_path)
         offline_invoice.task(case, model)
         return "a summary"
 
-    out = io.StringIO()
-    code = capture_task(
-        task,
-        SimpleNamespace(input=offline_invoice.document()),
-        ScriptedModel(tool_events(CORRECT_CHUNKS)),
-        offline_invoice.OUTPUT_MODEL,
-        source=str(tmp_path / "x.json"),
-        model_id="m",
-        note="n",
-        err=out,
-    )
-    assert code == 2 and "returned a str ('a summary'), not the structured output" in out.getvalue()
-    assert "return result.structured_output from the task" in out.getvalue()
+    with pytest.raises(RecordingFailed) as refused:
+        capture_task(
+            task,
+            SimpleNamespace(input=offline_invoice.document()),
+            ScriptedModel(tool_events(CORRECT_CHUNKS)),
+            offline_invoice.OUTPUT_MODEL,
+            source=str(tmp_path / "x.json"),
+            model_id="m",
+            note="n",
+        )
+    assert type(refused.value) is RecordingFailed
+    assert "returned a str ('a summary'), not the structured output" in str(refused.value)
+    assert "return result.structured_output from the task" in str(refused.value)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_commit_replaces_the_file_and_prints_the_review(fixture_copy):

@@ -16,7 +16,8 @@ On any failure nothing in `data/` changes. The cassettes alone can be re-recorde
 committed snapshot with `python -m fieldeval.commands.record --schema walkthroughs.fcc.schema:FccInvoice
 --cases data/fcc/cases.jsonl --task walkthroughs.fcc.task:extract --cassettes data/exchanges/fcc`.
 
-Exit codes: `fieldeval.commands.exits` (those of `python -m fieldeval.commands.record`, printed by --help).
+Exit codes: `CODES` below, this command's own, printed by --help; their values are those of
+`python -m fieldeval.commands.record`, so a script reads either alike.
 """
 
 from __future__ import annotations
@@ -33,14 +34,27 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from fieldeval.commands import exits
+from fieldeval.errors import INSTALL
 from fieldeval.files import remove_dead_staging, staging_folder
 
-# The exit codes of fieldeval.commands.record (a test checks they agree), repeated here because the dependency
-# check must run before anything that imports strands.
+# This command's exit codes, on the values of fieldeval.commands.record's (a test checks they agree).
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
 EXIT_AGENT_FAILED = exits.BAD_INPUT
 EXIT_NO_STRUCTURED_OUTPUT = exits.NO_STRUCTURED_OUTPUT
+EXIT_INTERRUPTED = exits.INTERRUPTED
+CODES = [  # in the order --help lists them (Ctrl-C and a closed pipe are added as for every command)
+    (EXIT_OK, "recorded; the payloads and what changed are printed for review"),
+    (EXIT_MISSING_DEPENDENCY, f"a dependency is missing: the message names it and its install line, {INSTALL}"),
+    (
+        EXIT_AGENT_FAILED,
+        "bad input or a failed live call: a flag out of range or a malformed --base-url, no credentials (set "
+        "AWS_PROFILE), no model access, wrong region, the datasets server unreachable, answering an error or "
+        "a malformed page, too few usable documents, two ids that would share a file, a write that failed, or "
+        "any runtime error",
+    ),
+    (EXIT_NO_STRUCTURED_OUTPUT, "the model never called the structured-output tool for a document"),
+]
 REQUIRED_MODULES = ("boto3", "requests", "strands", "stickler")
 NOTHING_WRITTEN = "Nothing was written; the snapshot, the case file and the exchanges are unchanged."
 STAGING_PREFIX = "record-fcc-"
@@ -130,7 +144,7 @@ def _remove_dead_staging(out: TextIO) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = exits.parser("walkthroughs.fcc.record", "fcc-record", __doc__ or "", cls=_Parser)
+    parser = exits.parser("walkthroughs.fcc.record", "fcc-record", __doc__ or "", cls=_Parser, codes=CODES)
     parser.add_argument(
         "--base-url",
         help="datasets server root, http(s)://host[:port] (default: HF_DATASETS_SERVER_URL or the public one)",
@@ -228,6 +242,7 @@ def _record(
     The current exchanges are copied into the staging cassette folder first, so the recorder's
     review prints what changed from them.
     """
+    from fieldeval.errors import EvalError, NoStructuredOutput
     from fieldeval.exchanges.fixtures import exchange_text
     from fieldeval.exchanges.recorder import record_cases
     from fieldeval.harness.cases import CaseFileError, load_cases
@@ -259,19 +274,24 @@ def _record(
     print(
         f"Recording {len(cases)} documents; nothing in {targets.exchanges} changes until every one succeeded.", file=out
     )
-    code = record_cases(
-        FccInvoice,
-        cases,
-        extract,
-        cassettes,
-        model=model,
-        model_id=model_id,
-        record_command=RECORD_COMMAND,
-        out=out,
-        err=err,
-    )
-    if code != EXIT_OK:
-        raise _Stop(code)
+    try:
+        record_cases(
+            FccInvoice,
+            cases,
+            extract,
+            cassettes,
+            model=model,
+            model_id=model_id,
+            record_command=RECORD_COMMAND,
+            out=out,
+            err=err,
+        )
+    except KeyboardInterrupt as exc:  # the recorder's says what it stopped
+        print(str(exc) or "Interrupted.", file=err)
+        raise _Stop(EXIT_INTERRUPTED) from exc
+    except EvalError as exc:  # a case failed, or the run gave up: the recorder's message, then ours
+        print(exc, file=err)
+        raise _Stop(EXIT_NO_STRUCTURED_OUTPUT if isinstance(exc, NoStructuredOutput) else EXIT_AGENT_FAILED) from exc
     writes = {targets.snapshot: snapshot.read_bytes(), targets.cases: cases_file.read_bytes()}
     for name, staged in staged_by_id.items():
         data = json.loads(staged.read_text(encoding="utf-8"))
