@@ -47,9 +47,7 @@ EXIT_BROKEN_PIPE = exits.BROKEN_PIPE
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = exits.parser(
-        "fieldeval.commands.score", "score", __doc__.split("\n\n")[0].strip(), before=STICKLER_NOTE
-    )
+    parser = exits.parser("fieldeval.commands.score", "score", __doc__.split("\n\n")[0].strip(), before=STICKLER_NOTE)
     parser.add_argument("--schema", required=True, help="the output model, as module:Class")
     parser.add_argument("--cases", required=True, type=Path, help="the JSONL case file")
     source = parser.add_mutually_exclusive_group(required=True)

@@ -346,7 +346,8 @@ def check_overlap(request: ScoreRequest, inputs: Inputs) -> None:
 
 def score(request: ScoreRequest, inputs: Inputs, out: TextIO, err: TextIO) -> Scored:
     """Score every case: the task run through the harness, or stored outputs by the one step for them."""
-    scored = _score_task(request, inputs, out, err) if inputs.agent is not None else _score_stored(request, inputs, out, err)
+    step = _score_task if inputs.agent is not None else _score_stored
+    scored = step(request, inputs, out, err)
     scored.scorer = inputs.scorer
     return scored
 

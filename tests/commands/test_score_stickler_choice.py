@@ -129,7 +129,8 @@ def test_the_workers_follow_the_choice(stock, tmp_path, monkeypatch, shipped_sti
     (tmp_path / f"{module}.py").write_text(WATCHED)
     rows = [{"po_number": f"PO-{n}", "buyer": "Northwind"} for n in range(6)]
 
-    write_jsonl(tmp_path / "cases.jsonl", [{"name": f"c{n}", "input": "x", "expected_output": r} for n, r in enumerate(rows)])
+    cases = [{"name": f"c{n}", "input": "x", "expected_output": row} for n, row in enumerate(rows)]
+    write_jsonl(tmp_path / "cases.jsonl", cases)
     write_jsonl(tmp_path / "predictions.jsonl", [{"name": f"c{n}", "output": r} for n, r in enumerate(rows)])
     extra = ["--stock-stickler"] if stock else []
     code, out, err = run_score(
