@@ -80,18 +80,33 @@ def refuse_overlap(outputs: Mapping[str, Path], inputs: Mapping[str, Path | None
     Raises:
         OutputError: Naming the output and the input (or other output) it is.
     """
+    _refuse(outputs, inputs, between_outputs=True)
+
+
+def refuse_inputs(outputs: Mapping[str, Path], inputs: Mapping[str, Path | None]) -> None:
+    """`refuse_overlap` against `inputs` only: for inputs found after the outputs were checked.
+
+    Raises:
+        OutputError: Naming the output and the input it is.
+    """
+    _refuse(outputs, inputs, between_outputs=False)
+
+
+def _refuse(outputs: Mapping[str, Path], inputs: Mapping[str, Path | None], between_outputs: bool) -> None:
     seen: dict[str, tuple[str, Path]] = {}
     for what, path in inputs.items():
         if path is not None:
             seen.setdefault(_key(path), (what, path))
+    known = dict(seen)
     for what, path in outputs.items():
-        other = seen.get(_key(path)) or _same_file(path, seen.values())
+        other = known.get(_key(path)) or _same_file(path, known.values())
         if other is not None:
             raise OutputError(
                 f"{what} {path} is the same file as {other[0]} {other[1]}; writing it would destroy that file, "
                 f"so name a new file for {what}"
             )
-        seen[_key(path)] = (what, path)
+        if between_outputs:
+            known[_key(path)] = (what, path)
 
 
 def module_file(spec: str) -> Path | None:

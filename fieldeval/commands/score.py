@@ -13,6 +13,10 @@ each case may make at most `fieldeval.exchanges.recording.DEFAULT_MAX_CALLS` mod
 saved report is the report's own pydantic JSON; the per-field table and the per-case scores are
 printed.
 
+The command scores with fieldeval's faster stickler classes (`fieldeval.harness.fast_stickler`:
+the same numbers, about twice as fast on long lists), here and on its workers, and says so in its
+first line; `--stock-stickler` (or FIELDEVAL_STOCK_STICKLER=1) scores with stickler as shipped.
+
 Arguments and files are checked before Strands Evals is imported, so `--help` and a bad
 argument answer at once.
 """
@@ -31,6 +35,11 @@ from fieldeval.flows import Refused
 from fieldeval.flows import score as flow  # the standard library only at import: --help stays fast
 from fieldeval.scale.engine import BATCH_TIMEOUT
 
+STICKLER_NOTE = (
+    "Scores with fieldeval's faster stickler classes (the same numbers, about twice as fast on long\n"
+    "lists), here and on the workers, and says so in its first line; --stock-stickler or\n"
+    "FIELDEVAL_STOCK_STICKLER=1 scores with stickler as shipped."
+)
 EXIT_OK = exits.OK
 EXIT_MISSING_DEPENDENCY = exits.MISSING_DEPENDENCY
 EXIT_BAD_INPUT = exits.BAD_INPUT
@@ -38,7 +47,7 @@ EXIT_BROKEN_PIPE = exits.BROKEN_PIPE
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = exits.parser("fieldeval.commands.score", "score", __doc__.split("\n\n")[0].strip())
+    parser = exits.parser("fieldeval.commands.score", "score", __doc__.split("\n\n")[0].strip(), before=STICKLER_NOTE)
     parser.add_argument("--schema", required=True, help="the output model, as module:Class")
     parser.add_argument("--cases", required=True, type=Path, help="the JSONL case file")
     source = parser.add_mutually_exclusive_group(required=True)
@@ -86,6 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--failures", action="store_true", help="also print the failures by kind per field path (list indices folded)"
+    )
+    parser.add_argument(
+        "--stock-stickler",
+        action="store_true",
+        help="score with stickler as shipped, here and on the workers, instead of fieldeval's faster stickler "
+        "classes (the same numbers; the first line says when they are on); also FIELDEVAL_STOCK_STICKLER=1",
     )
     add_scale_arguments(parser)
     return parser

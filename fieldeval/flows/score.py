@@ -1,12 +1,19 @@
 """What one `score` run does, in order: the recipe `python -m fieldeval.commands.score` follows.
 
     mode = check(request)                        # 1. arguments, files and output paths (standard library only)
-    inputs = resolve(request, mode, out)          # 2. schema, cases, then predictions or the task and its models
-    check_overlap(request, inputs)                #    no output is a file the run reads, now that all are known
+    fast = choose_stickler(request, out)          #    fieldeval's faster stickler classes, unless turned off
+    inputs = resolve(request, mode, out, fast)    # 2. schema, cases, then predictions or the task and its models
+    check_overlap(request, inputs)                #    nor any module or cassette it imported or found
     with one_step():                              #    --out and --results: both written, or neither
         scored = score(request, inputs, out, err) # 3. here, on local workers, or on Dask
         account(request, inputs, scored, out)     # 4. what the model calls cost (tokens, prices)
         write(request, scored, out)               # 5. the results file and the saved report
+
+Each output path is checked once (step 1, and in step 2 only against the modules and cassettes
+found then); the schema is imported once (step 2) and travels down in the run's `Scorer`, which
+builds the one evaluator and with it the one stickler spec every later step reads. Stored outputs
+are always scored by `fieldeval.scale.run.score_at_scale` (in this process unless workers are asked
+for and pay), whichever of `--out` and `--results` is asked for.
 
 `score_run` is that recipe; the command parses its arguments into a `ScoreRequest`, calls it and
 prints the tables of what it returns (`Scored`). Each step is the only place its refusals are
@@ -56,6 +63,7 @@ class ScoreRequest(Request):
     batch_timeout: float = BATCH_TIMEOUT
     beyond_cores: bool = False
     fan_out: str = "auto"
+    stock_stickler: bool = False  # or STOCK_ENV_VAR=1: stickler as shipped, here and on the workers
 
     def outputs(self) -> dict[str, Path]:
         """The files the run writes, by option."""
@@ -66,7 +74,11 @@ class ScoreRequest(Request):
         return {"--cases": self.cases, "--predictions": self.predictions, "--prices": self.prices}
 
     def fanned_out(self) -> bool:
-        """Whether stored outputs are scored by the scale-out step (any of --workers, --cluster, --results)."""
+        """Whether a scale-out option was given for stored outputs (any of --workers, --cluster, --results).
+
+        It decides only what is printed (the scoring line, no price line); every run of stored
+        outputs is scored by the same step.
+        """
         return self.predictions is not None and (
             self.workers is not None or self.cluster is not None or self.results is not None
         )
@@ -81,6 +93,7 @@ class Inputs:
     predictions: dict | None = None
     agent: Any = None  # fieldeval.harness.agent_run.AgentRun, for a --task run
     prices: dict | None = None
+    scorer: Any = None  # fieldeval.scale.batches.Scorer: the schema as loaded, its one evaluator and spec
 
 
 @dataclass
@@ -95,12 +108,14 @@ class Scored:
     measured: bool = False  # every case's output came from a model
     failed: list = field(default_factory=list)
     leaf_diffs: list | None = None  # every document's leaf diff as data, once found (`leaf_diffs`)
+    scorer: Any = None  # the run's fieldeval.scale.batches.Scorer (its spec reads the report after the run)
 
 
 def score_run(request: ScoreRequest, out: TextIO, err: TextIO) -> Scored:
     """The recipe: check, resolve, score, account, write. What the run reports goes to `out`, warnings to `err`."""
     mode = check(request)
-    inputs = resolve(request, mode, out)
+    fast = choose_stickler(request, out)
+    inputs = resolve(request, mode, out, fast)
     check_overlap(request, inputs)
     with one_step():  # --out and --results: both written, or neither
         scored = score(request, inputs, out, err)
@@ -120,7 +135,7 @@ def check(request: ScoreRequest) -> str | None:
     if request.prices is not None:
         _need_file(request.prices, "--prices", "a JSON price table by model id")
     mode = _check_source(request)
-    try:
+    try:  # the one check of the output paths (scale_problem leaves them to it)
         outputs.check_outputs(request.outputs(), request.inputs())
     except outputs.OutputError as exc:
         raise Refused(f"{exc}.") from exc
@@ -128,6 +143,25 @@ def check(request: ScoreRequest) -> str | None:
     if problem is not None:
         raise Refused(problem)
     return mode
+
+
+def choose_stickler(request: ScoreRequest, out: TextIO) -> bool:
+    """Put fieldeval's faster stickler classes in effect for this run, and say so first; or stickler as shipped.
+
+    This process is the command's own, so the choice is applied both ways (an earlier run in the
+    same process may have made the other). `--stock-stickler` or `STOCK_ENV_VAR=1` turns the
+    speed-up off; the workers follow (`Scorer.fast_stickler`). Returns whether it is in effect.
+    """
+    from fieldeval.harness import fast_stickler
+
+    try:
+        stock = request.stock_stickler or fast_stickler.stock_requested(os.environ)
+    except ValueError as exc:
+        raise Refused(f"{exc}.") from exc
+    fast = fast_stickler.use(not stock)
+    if fast:
+        print(fast_stickler.NOTICE, file=out)
+    return fast
 
 
 def _check_source(request: ScoreRequest) -> str | None:
@@ -190,13 +224,6 @@ def scale_problem(request: ScoreRequest) -> str | None:
             "--workers and --cluster score stored outputs: score --predictions P.jsonl; a --task run "
             "is scored in one process."
         )
-    if request.results is not None:
-        results = request.results
-        if results.is_dir():
-            return f"--results {results} is a folder; name the results file, such as {results / 'run.jsonl'}."
-        inputs = {path.resolve() for path in (request.cases, request.predictions, request.out) if path is not None}
-        if results.resolve() in inputs:
-            return f"--results {results} would overwrite another file of this run; name a new file."
     return None
 
 
@@ -231,22 +258,35 @@ def _need_file(path: Path, option: str, what: str) -> None:
 # 2. Resolve ----------------------------------------------------------------------------------------
 
 
-def resolve(request: ScoreRequest, mode: str | None, out: TextIO) -> Inputs:
-    """Import the schema, read the cases and the predictions, or load the task and set up its models."""
+def resolve(request: ScoreRequest, mode: str | None, out: TextIO, fast: bool = False) -> Inputs:
+    """Import the schema, read the cases and the predictions, or load the task and set up its models.
+
+    The schema is imported here only: the run's `Scorer` carries the class (and `fast`, the
+    stickler classes its workers use) to every later step.
+    """
     from fieldeval.exchanges.fixtures import FixtureError
     from fieldeval.formats.prices import PricesError, read_prices
     from fieldeval.harness.agent_run import AgentRun, TaskOptions
     from fieldeval.harness.cases import CaseFileError, load_cases, load_predictions
     from fieldeval.harness.schema import SchemaError, load_schema, load_task
+    from fieldeval.scale.batches import Scorer
 
     try:
         prices = read_prices(request.prices) if request.prices is not None else None
         schema = load_schema(request.schema)
+        scorer = Scorer(
+            request.schema,
+            request.match_threshold,
+            directory=os.getcwd(),
+            leaf_diffs=request.out is not None,
+            fast_stickler=fast,
+            loaded=schema,
+        )
         cases = load_cases(request.cases, schema)
         if request.predictions is not None:
             predictions = load_predictions(request.predictions, schema, cases)
             print(f"Scoring {len(cases)} case(s) from {request.predictions}.", file=out)
-            return Inputs(schema, cases, predictions=predictions, prices=prices)
+            return Inputs(schema, cases, predictions=predictions, prices=prices, scorer=scorer)
         assert mode is not None and request.task is not None  # check gives every --task run its mode
         task = load_task(request.task)
         if mode == "live":
@@ -265,7 +305,7 @@ def resolve(request: ScoreRequest, mode: str | None, out: TextIO) -> Inputs:
         agent = AgentRun(task, schema, options, mode, cases, out, model=model)
     except (SchemaError, CaseFileError, FixtureError, PricesError) as exc:
         raise Refused(str(exc).rstrip(".") + ".") from exc
-    return Inputs(schema, cases, agent=agent, prices=prices)
+    return Inputs(schema, cases, agent=agent, prices=prices, scorer=scorer)
 
 
 def _model(factory: str | None, live: bool) -> Any:
@@ -280,8 +320,12 @@ def _model(factory: str | None, live: bool) -> Any:
 
 
 def check_overlap(request: ScoreRequest, inputs: Inputs) -> None:
-    """Refuse an output that is a file the run reads: the case and predictions files, the modules, the cassettes."""
-    read = request.inputs()
+    """Refuse an output that is a file the run found in step 2: a module it imported, a cassette.
+
+    The output paths themselves, against each other and the files the command line names, were
+    checked in step 1 (`check`); only these inputs are new.
+    """
+    read: dict[str, Path | None] = {}
     for option in ("schema", "task", "model"):  # each module, now imported
         spec = getattr(request, option)
         if spec is not None:
@@ -292,7 +336,7 @@ def check_overlap(request: ScoreRequest, inputs: Inputs) -> None:
         paths = cassette_paths(request.cassettes, [case.name for case in inputs.cases])
         read |= {f"the cassette of case {name!r}": path for name, path in paths.items()}
     try:
-        outputs.refuse_overlap(request.outputs(), read)
+        outputs.refuse_inputs(request.outputs(), read)
     except outputs.OutputError as exc:
         raise Refused(f"{exc}.") from exc
 
@@ -301,18 +345,11 @@ def check_overlap(request: ScoreRequest, inputs: Inputs) -> None:
 
 
 def score(request: ScoreRequest, inputs: Inputs, out: TextIO, err: TextIO) -> Scored:
-    """Score every case: stored outputs here or fanned out, or the task run through the harness."""
-    from strands_evals.evaluators import StructuredOutputSimilarity
-
-    if inputs.agent is not None:
-        return _score_task(request, inputs, out, err)
-    if request.fanned_out():
-        return _score_fanned_out(request, inputs, out, err)
-    from fieldeval.harness.scoring import score_stored
-
-    evaluator = StructuredOutputSimilarity(inputs.schema, match_threshold=request.match_threshold)
-    report = score_stored(inputs.cases, inputs.predictions or {}, evaluator)  # in this thread
-    return Scored(report, describe_run(request, inputs.schema, _predicted(request, inputs.cases)))
+    """Score every case: the task run through the harness, or stored outputs by the one step for them."""
+    step = _score_task if inputs.agent is not None else _score_stored
+    scored = step(request, inputs, out, err)
+    scored.scorer = inputs.scorer
+    return scored
 
 
 def _score_task(request: ScoreRequest, inputs: Inputs, out: TextIO, err: TextIO) -> Scored:
@@ -320,14 +357,12 @@ def _score_task(request: ScoreRequest, inputs: Inputs, out: TextIO, err: TextIO)
 
     No more cases are in flight than the open-file limit holds (said on `err` when that is fewer).
     """
-    from strands_evals.evaluators import StructuredOutputSimilarity
-
     from fieldeval.exchanges.open_files import cases_in_flight
     from fieldeval.exchanges.usage import total
     from fieldeval.harness.scoring import score_task_sync
 
     agent = inputs.agent
-    evaluator = StructuredOutputSimilarity(inputs.schema, match_threshold=request.match_threshold)
+    evaluator = inputs.scorer.evaluator()
     concurrency, lowered = cases_in_flight(agent.concurrency, len(inputs.cases))
     if lowered is not None:
         print(lowered, file=err)
@@ -343,89 +378,87 @@ def _score_task(request: ScoreRequest, inputs: Inputs, out: TextIO, err: TextIO)
     sources = agent.sources()
     measured = all(source["origin"] == "model" for source in sources.values())
     usage = total(agent.usages().values())
-    return Scored(report, describe_run(request, inputs.schema, sources), usage=usage, measured=measured)
+    return Scored(report, describe_run(request, inputs.scorer, sources), usage=usage, measured=measured)
 
 
-def _score_fanned_out(request: ScoreRequest, inputs: Inputs, out: TextIO, err: TextIO) -> Scored:
-    """Stored outputs on local workers or a Dask cluster, or here when the run is too small to win them back.
+def _score_stored(request: ScoreRequest, inputs: Inputs, out: TextIO, err: TextIO) -> Scored:
+    """Stored outputs by `score_at_scale`: in this process, on local workers or on a Dask cluster.
 
+    One step whatever the outputs asked for, so `--out` and `--results` score by the same path
+    (in this process when no workers are asked for, or the run is too small to win them back).
     With `--results` the results file is written as batches finish (so memory is bounded by the
-    batch size); with `--results` alone no report is held.
+    batch size); with `--results` alone no report is held. The scoring line is printed when a
+    scale-out option was given (`ScoreRequest.fanned_out`).
     """
-    from fieldeval.harness.results import failed_cases
-    from fieldeval.harness.scoring import score_stored
-    from fieldeval.scale.batches import Scorer
-    from fieldeval.scale.engine import cores, local_workers, require_dask
+    from fieldeval.scale.engine import cores, local_workers
     from fieldeval.scale.progress import progress_bar
-    from fieldeval.scale.run import kept_here, score_at_scale
+    from fieldeval.scale.run import score_at_scale
 
-    run_info = describe_run(request, inputs.schema, _predicted(request, inputs.cases))
-    if request.cluster is None or request.cluster == "local":
+    run_info = describe_run(request, inputs.scorer, _predicted(request, inputs.cases))
+    workers = 1  # no --workers: this process; a Dask cluster: its own workers
+    if request.workers is not None and (request.cluster is None or request.cluster == "local"):
         workers = local_workers(request.workers, request.beyond_cores)
-        if request.workers is not None and workers < request.workers:
+        if workers < request.workers:
             print(
                 f"--workers {request.workers}: this machine has {cores()} CPU core(s); using {workers} "
                 "(pass --beyond-cores to start more).",
                 file=err,
             )
-        if request.cluster is None and request.workers is None:
-            workers = 1  # --results alone: one process
-    else:
-        workers = 1
+    elif request.cluster == "local":
+        workers = local_workers(None, request.beyond_cores)
     predictions = inputs.predictions or {}
     pairs = [(case, predictions[case.name]) for case in inputs.cases]
-    scorer = Scorer(request.schema, request.match_threshold, directory=os.getcwd(), leaf_diffs=request.out is not None)
-    if request.cluster is not None:
-        require_dask()  # also for a run kept here: a missing Dask is said whatever the size
-    here = kept_here(pairs, workers or 1, request.cluster, request.fan_out)
-    if here is not None and request.results is None:  # the report only, in this process: the one-process step
-        progress = progress_bar(out)
-        progress.start(len(inputs.cases), here)
-        try:
-            report = score_stored(inputs.cases, predictions, scorer.evaluator())
-            failed = failed_cases(report)
-            progress.advance(len(inputs.cases), len(failed))
-        finally:
-            progress.finish()
-        scored = Scored(report, run_info, failed=failed)
-    else:
-        run = score_at_scale(
-            pairs,
-            scorer,
-            workers=workers or 1,
-            cluster=request.cluster,
-            batch_size=request.batch_size,
-            keep_report=request.out is not None,
-            results=request.results,
-            progress=progress_bar(out),
-            batch_timeout=request.batch_timeout,
-            fan_out=request.fan_out,
-            run_info=run_info,
-        )
-        failed = [(name, run.summary.reasons[name]) for name in run.summary.failed]
-        scored = Scored(run.report, run_info, summary=run.summary, results_written=True, failed=failed)
-        scored.leaf_diffs = run.leaf_diffs  # found on the workers, batch by batch, with the report
-    for name, reason in scored.failed:
+    run = score_at_scale(
+        pairs,
+        inputs.scorer,
+        workers=workers,
+        cluster=request.cluster,
+        batch_size=request.batch_size,
+        keep_report=request.out is not None,
+        results=request.results,
+        progress=progress_bar(out) if request.fanned_out() else _Quiet(),
+        batch_timeout=request.batch_timeout,
+        fan_out=request.fan_out,
+        run_info=run_info,
+    )
+    failed = [(name, run.summary.reasons[name]) for name in run.summary.failed]
+    scored = Scored(run.report, run_info, summary=run.summary, results_written=True, failed=failed)
+    scored.leaf_diffs = run.leaf_diffs  # found batch by batch, with the report
+    for name, reason in scored.failed if request.fanned_out() else ():  # as the report's reasons otherwise
         print(f"could not be scored, scored 0: case {name!r}: {reason}", file=err)
-    if scored.results_written and request.results is not None:
+    if request.results is not None:
         print(f"Wrote {scored.summary.documents} document row(s) to {request.results}.", file=out)
     return scored
+
+
+class _Quiet:
+    """No bar and no scoring line: a run of stored outputs that asked for no scale-out option prints neither."""
+
+    def start(self, total: int | None, engine: str) -> None:
+        pass
+
+    def advance(self, documents: int, failed: int = 0) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
 
 
 def _predicted(request: ScoreRequest, cases: list) -> dict[str, dict[str, Any]]:
     return {case.name: {"origin": "predictions", "file": str(request.predictions)} for case in cases}
 
 
-def describe_run(request: ScoreRequest, schema: Any, sources: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The saved run's self-description: schema, threshold, the comparators stickler used, each case's source."""
-    import stickler
+def describe_run(request: ScoreRequest, scorer: Any, sources: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The saved run's self-description: schema, threshold, the comparators stickler used, each case's source.
 
+    `scorer` is the run's `Scorer`: its schema class and its evaluator's stickler spec.
+    """
     from fieldeval.formats.run_info import RunInfo, comparators_of, schema_fingerprint
 
-    spec = stickler.eval_for(schema, match_threshold=request.match_threshold)
+    spec = scorer.spec()
     described = {
         "schema": request.schema,
-        "schema_sha256": schema_fingerprint(schema),
+        "schema_sha256": schema_fingerprint(scorer.model()),
         "match_threshold": request.match_threshold,
         "comparators": comparators_of(spec),
         "cases": sources,
@@ -472,14 +505,11 @@ def write(request: ScoreRequest, scored: Scored, out: TextIO) -> None:
 
 def _write_results(request: ScoreRequest, scored: Scored, out: TextIO) -> None:
     """The compact results file of a report scored in one process (a `--task` run)."""
-    import stickler
-
     from fieldeval.formats.results import ResultsHeader, ResultsWriter
     from fieldeval.harness.results import rows_from_report
-    from fieldeval.harness.schema import load_schema
 
     assert request.results is not None, "written only when asked for"
-    spec = stickler.eval_for(load_schema(request.schema), match_threshold=request.match_threshold)
+    spec = scored.scorer.spec()
     header = ResultsHeader(
         schema=request.schema, match_threshold=request.match_threshold, failures=True, run=scored.run_info
     )
@@ -499,14 +529,10 @@ def leaf_diffs(request: ScoreRequest, scored: Scored) -> list:
     the schema and match threshold the run was scored with.
     """
     if scored.leaf_diffs is None:
-        import stickler
-
         from fieldeval.attribution.kinds import report_diffs
         from fieldeval.attribution.stored import stored_document
-        from fieldeval.harness.schema import load_schema
 
-        spec = stickler.eval_for(load_schema(request.schema), match_threshold=request.match_threshold)
-        scored.leaf_diffs = [stored_document(diff) for diff in report_diffs(scored.report, spec)]
+        scored.leaf_diffs = [stored_document(diff) for diff in report_diffs(scored.report, scored.scorer.spec())]
     return scored.leaf_diffs
 
 

@@ -51,13 +51,20 @@ and `bench/bench_stickler_identity.py` for 10,000 documents). On any other insta
 
 The same four changes, as a patch to stickler 1.0.0 itself, are `stickler_upstream.diff` beside
 this module (checked the same way against stickler as shipped).
+
+Who turns it on: only the `score` command, for its own process and its workers (it says so in its
+first line; `--stock-stickler` or `STOCK_ENV_VAR=1` keeps stickler as shipped). A library function
+(`score_outputs`, `score_stored`, a `Scorer` used directly) never does: patching a library's
+classes behind a caller's back would make a notebook's first experiment run stock stickler and the
+later ones these classes. A caller who wants the speed calls `install()` itself, or passes
+`Scorer(..., fast_stickler=True)` for workers.
 """
 
 from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -69,10 +76,38 @@ ANNOTATION_MEMO_SIZE = 4096
 ANNOTATION_CHECKS = ("_is_structured_model_class", "_is_optional_structured_model", "_is_list_structured_model")
 _SCALARS = (str, int, float)
 _MISSING = object()
+STOCK_ENV_VAR = "FIELDEVAL_STOCK_STICKLER"  # 1: the score command keeps stickler as shipped
+NOTICE = "Scoring with fieldeval's faster stickler classes (same numbers); --stock-stickler turns them off."
 _state: dict[str, Any] = {"installed": False, "notified": False, "originals": None, "held": False}
 
 
-@functools.cache  # read once: install() asks on every scoring call, and the metadata is read from disk
+def stock_requested(environ: Mapping[str, str]) -> bool:
+    """Whether `STOCK_ENV_VAR` in `environ` asks for stickler as shipped: `1` yes; unset, empty or `0` no.
+
+    Raises:
+        ValueError: For any other value, naming the variable and the values it takes (a typo must not
+            silently leave the speed-up on).
+    """
+    value = environ.get(STOCK_ENV_VAR, "").strip()
+    if value not in ("", "0", "1"):
+        raise ValueError(
+            f"{STOCK_ENV_VAR}={value!r} is not 0 or 1; set it to 1 to score with stickler as shipped, or unset it"
+        )
+    return value == "1"
+
+
+def use(on: bool) -> bool:
+    """`install()` when `on`, else `uninstall()`: a process the tool owns follows the run's choice.
+
+    Returns whether the speed-up is in effect.
+    """
+    if on:
+        return install()
+    uninstall()
+    return False
+
+
+@functools.cache  # read once: the metadata is read from disk
 def installed_version() -> str | None:
     try:
         return version("stickler-eval")

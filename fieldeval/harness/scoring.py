@@ -21,6 +21,9 @@ byte-identical to `Experiment`'s. An evaluator with its own `evaluate_async` (a 
 anything that awaits) still runs through `Experiment`, except Strands Evals' own deterministic
 evaluators (`Equals`, `Contains`, ...), whose `evaluate_async` only returns `self.evaluate(case)`:
 the same call made here, without an event loop and a thread pool per report (about 50 ms each).
+
+Nothing here installs `fieldeval.harness.fast_stickler`: a notebook scores with stickler as
+shipped unless it installs the speed-up itself; the `score` command installs it for its own run.
 """
 
 from __future__ import annotations
@@ -41,8 +44,6 @@ from strands_evals.evaluators import (
     ToolCalled,
 )
 from strands_evals.types.evaluation import EvaluationData
-
-from fieldeval.harness import fast_stickler
 
 # Evaluators whose `evaluate_async` does no more than `return self.evaluate(evaluation_case)`
 # (strands-agents-evals 1.7.0; `tests/harness/test_scoring.py` reads their source), so calling
@@ -65,7 +66,6 @@ async def score_task(
     cases: Sequence[Case], task: Callable, evaluator: Evaluator, max_workers: int = 10
 ) -> StructuredOutputReport:
     """Run `task` over `cases` and score it with `evaluator`, in one experiment, `max_workers` cases at once."""
-    fast_stickler.install()
     experiment = Experiment(cases=list(cases), evaluators=[evaluator], report_cls=StructuredOutputReport)
     return await experiment.run_evaluations_async(task, max_workers=max_workers)
 
@@ -100,7 +100,6 @@ def score_stored(cases: Sequence[Case], outputs: Mapping[str, Any], evaluator: E
     """
     if type(evaluator).evaluate_async not in SCORED_IN_THREAD:
         return _in_own_loop(score_outputs(cases, outputs, evaluator))
-    fast_stickler.install()
     name, kind = evaluator.get_name(), evaluator.get_type_name()
     rows = [_score_case(case, outputs, evaluator) for case in cases]
     scores = [row["score"] for row in rows]

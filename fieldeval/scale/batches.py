@@ -25,6 +25,7 @@ from strands_evals.evaluators import StructuredOutputReport, StructuredOutputSim
 from fieldeval.attribution.kinds import report_diffs
 from fieldeval.attribution.stored import stored_document
 from fieldeval.formats.results import Counts, ResultRow
+from fieldeval.harness import fast_stickler
 from fieldeval.harness.results import row_from_case, rows_from_report, scored_comparisons, totals
 from fieldeval.harness.schema import load_schema
 from fieldeval.harness.scoring import score_stored
@@ -35,22 +36,37 @@ AS_IS = "as_is"  # anything else (a dict, a string, None): handed over unchanged
 
 @dataclass(frozen=True)
 class Scorer:
-    """How a worker rebuilds the evaluator: the schema as `module:Class` and its settings."""
+    """How a worker rebuilds the evaluator: the schema as `module:Class` and its settings.
+
+    In the process that made it, `loaded` (the class the run already imported) is used instead of
+    importing the schema again; it never travels (a worker imports the module by its path, see the
+    module docstring). The evaluator is built once per schema class and threshold in a process,
+    and stickler's compiled spec is the evaluator's own, so a run calls `stickler.eval_for` once.
+    """
 
     schema: str
     match_threshold: float = 0.7
     directory: str | None = None  # where the driver found the schema module; searched first
     leaf_diffs: bool = False  # with the report, also find each document's leaf diff (a saved report carries them)
+    fast_stickler: bool = False  # the workers score with `fieldeval.harness.fast_stickler` (the score command's choice)
+    loaded: type[BaseModel] | None = field(default=None, compare=False, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "loaded": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
 
     def model(self) -> type[BaseModel]:
-        return _schema(self.schema, self.directory)
+        return self.loaded if self.loaded is not None else _schema(self.schema, self.directory)
 
     def evaluator(self) -> StructuredOutputSimilarity:
-        return _evaluator(self)
+        return _evaluator(self.model(), self.match_threshold)
 
     def spec(self) -> Any:
         """stickler's compiled comparison with the evaluator's settings: what failures by kind are read with."""
-        return _spec(self)
+        return spec_of(self.evaluator())
 
 
 @lru_cache(maxsize=8)
@@ -60,13 +76,23 @@ def _schema(spec: str, directory: str | None) -> type[BaseModel]:
 
 
 @lru_cache(maxsize=8)
-def _evaluator(scorer: Scorer) -> StructuredOutputSimilarity:
-    return StructuredOutputSimilarity(scorer.model(), match_threshold=scorer.match_threshold)
+def _evaluator(model: type[BaseModel], match_threshold: float) -> StructuredOutputSimilarity:
+    return StructuredOutputSimilarity(model, match_threshold=match_threshold)
 
 
-@lru_cache(maxsize=8)
-def _spec(scorer: Scorer) -> Any:
-    return stickler.eval_for(scorer.model(), match_threshold=scorer.match_threshold)
+def spec_of(evaluator: StructuredOutputSimilarity) -> Any:
+    """The `stickler.eval_for` spec `evaluator` scores with (it builds one in its constructor).
+
+    strands-agents-evals 1.7.0 keeps it as `_spec`, built from the same model and threshold; reading
+    it saves compiling the schema a second time. Should a release rename it, the same spec is
+    built here (`tests/scale/test_scoring_counts.py` then fails on the extra `eval_for`).
+    """
+    found = getattr(evaluator, "_spec", None)
+    if found is None:
+        found = stickler.eval_for(
+            evaluator.model_cls, match_threshold=evaluator.match_threshold, weight_hints=evaluator.weight_hints
+        )
+    return found
 
 
 def pack(value: Any, schema: type[BaseModel]) -> tuple[str, Any]:
@@ -124,7 +150,12 @@ class BatchResult:
 
 
 def score_batch(scorer: Scorer, batch: Batch, keep_report: bool, failures: bool = True) -> BatchResult:
-    """Score one batch in this process (the function every engine runs): rebuild it, then `score_cases`."""
+    """Score one batch in this process (the function every engine runs): rebuild it, then `score_cases`.
+
+    The worker follows the run's choice of stickler classes (`Scorer.fast_stickler`) before it
+    rebuilds anything, whatever an earlier run in the same worker chose.
+    """
+    fast_stickler.use(scorer.fast_stickler)
     schema = scorer.model()
     cases, outputs = [], {}
     for fields, expected, output in zip(batch.cases, batch.expected, batch.outputs, strict=True):
