@@ -17,9 +17,7 @@ A format-1 exchange records no request; it is bound to the text of the first use
 from __future__ import annotations
 
 import copy
-import logging
-from collections.abc import AsyncGenerator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -186,29 +184,3 @@ class ReplayModel(AgentLoopModel):
         self.turns_used = asked
         for event in from_json(call.events):  # a fresh copy: what the agent does to it never reaches the cassette
             yield event
-
-
-@contextmanager
-def strands_log(level: int = logging.WARNING) -> Iterator[list[str]]:
-    """Collect what Strands logs at `level` or above, as `LEVEL logger: message` lines.
-
-    A replay of a malformed stream makes Strands log warnings; a notebook prints the list
-    instead of letting the records reach stderr, so the cell's output is the same every run.
-    """
-    lines: list[str] = []
-
-    class _Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            lines.append(f"{record.levelname} {record.name}: {record.getMessage()}")
-
-    logger = logging.getLogger("strands")
-    handler, propagate, previous_level = _Collect(level), logger.propagate, logger.level
-    logger.addHandler(handler)
-    logger.propagate = False
-    logger.setLevel(level)
-    try:
-        yield lines
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
-        logger.setLevel(previous_level)

@@ -15,9 +15,9 @@ from fieldeval.exchanges.replay import (
     ReplayExhaustedError,
     ReplayModel,
     UnusedTurnsError,
-    strands_log,
     turn_events,
 )
+from helpers.replay import strands_log
 from walkthroughs import offline_invoice
 from walkthroughs.invoices import Invoice
 
