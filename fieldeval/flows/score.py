@@ -91,6 +91,7 @@ class Inputs:
     schema: Any
     cases: list
     predictions: dict | None = None
+    predicted_by: dict | None = None  # per case, the model_id and usage a predictions file gives
     agent: Any = None  # fieldeval.harness.agent_run.AgentRun, for a --task run
     prices: dict | None = None
     scorer: Any = None  # fieldeval.scale.batches.Scorer: the schema as loaded, its one evaluator and spec
@@ -284,9 +285,10 @@ def resolve(request: ScoreRequest, mode: str | None, out: TextIO, fast: bool = F
         )
         cases = load_cases(request.cases, schema)
         if request.predictions is not None:
-            predictions = load_predictions(request.predictions, schema, cases)
+            predicted_by: dict = {}
+            predictions = load_predictions(request.predictions, schema, cases, predicted_by)
             print(f"Scoring {len(cases)} case(s) from {request.predictions}.", file=out)
-            return Inputs(schema, cases, predictions=predictions, prices=prices, scorer=scorer)
+            return Inputs(schema, cases, predictions, predicted_by, prices=prices, scorer=scorer)
         assert mode is not None and request.task is not None  # check gives every --task run its mode
         task = load_task(request.task)
         if mode == "live":
@@ -394,7 +396,7 @@ def _score_stored(request: ScoreRequest, inputs: Inputs, out: TextIO, err: TextI
     from fieldeval.scale.progress import progress_bar
     from fieldeval.scale.run import score_at_scale
 
-    run_info = describe_run(request, inputs.scorer, _predicted(request, inputs.cases))
+    run_info = describe_run(request, inputs.scorer, _predicted(request, inputs))
     workers = 1  # no --workers: this process; a Dask cluster: its own workers
     if request.workers is not None and (request.cluster is None or request.cluster == "local"):
         workers = local_workers(request.workers, request.beyond_cores)
@@ -444,8 +446,13 @@ class _Quiet:
         pass
 
 
-def _predicted(request: ScoreRequest, cases: list) -> dict[str, dict[str, Any]]:
-    return {case.name: {"origin": "predictions", "file": str(request.predictions)} for case in cases}
+def _predicted(request: ScoreRequest, inputs: Inputs) -> dict[str, dict[str, Any]]:
+    """Each case's source: the predictions file, with the model and usage its line gives, if any."""
+    given = inputs.predicted_by or {}
+    return {
+        case.name: {"origin": "predictions", "file": str(request.predictions), **given.get(case.name, {})}
+        for case in inputs.cases
+    }
 
 
 def describe_run(request: ScoreRequest, scorer: Any, sources: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from fieldeval.formats import json as strict_json
 from fieldeval.formats.errors import FormatError, file_error, first_error, validation_problem
 from fieldeval.formats.names import NAME_FIX, name_problem
+from fieldeval.formats.run_info import usage_problem
 
 Record = TypeVar("Record", bound="_Named")
 
@@ -50,9 +51,25 @@ class CaseRecord(_Named):
 
 
 class PredictionRecord(_Named):
-    """One line of a predictions file."""
+    """One line of a predictions file: the output, and optionally the model and what the call cost.
+
+    A team that runs its agent elsewhere (a batch job, another harness) knows which model answered
+    and its tokens and latency; given here, they travel into the saved run as a recorded case's
+    would, so `compare --prices` can put a cost and a latency beside the quality.
+    """
 
     output: dict[str, Any]
+    model_id: str | None = Field(default=None, min_length=1)
+    usage: dict[str, Any] | None = None
+
+    @field_validator("usage")
+    @classmethod
+    def _usage_in_range(cls, usage: dict[str, Any] | None) -> dict[str, Any] | None:
+        for key, value in (usage or {}).items():
+            problem = usage_problem(key, value)
+            if problem is not None:
+                raise ValueError(f"usage.{key} {problem}")
+        return usage
 
 
 def read_cases(path: Path | str, schema: type[BaseModel]) -> list[tuple[CaseRecord, BaseModel]]:
@@ -70,8 +87,12 @@ def read_cases(path: Path | str, schema: type[BaseModel]) -> list[tuple[CaseReco
     ]
 
 
-def read_predictions(path: Path | str, schema: type[BaseModel], names: Iterable[str]) -> dict[str, BaseModel]:
+def read_predictions(
+    path: Path | str, schema: type[BaseModel], names: Iterable[str], sources: dict[str, dict[str, Any]] | None = None
+) -> dict[str, BaseModel]:
     """Read a predictions file: one output validated against `schema` for each of `names`.
+
+    `sources`, when given, receives each case's `model_id` and `usage` from the lines that give them.
 
     Raises:
         CaseFileError: As `read_cases`, and for a prediction naming no case or a case with none.
@@ -91,6 +112,8 @@ def read_predictions(path: Path | str, schema: type[BaseModel], names: Iterable[
                 )
             )
         outputs[record.name] = validate(path, line, "output", record.output, schema)
+        if sources is not None and (record.model_id is not None or record.usage is not None):
+            sources[record.name] = {"model_id": record.model_id, "usage": record.usage}
     missing = [name for name in names if name not in outputs]
     if missing:
         raise CaseFileError(

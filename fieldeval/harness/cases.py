@@ -35,10 +35,14 @@ def load_cases(path: Path | str, schema: type[BaseModel]) -> list[Case]:
     ]
 
 
-def load_predictions(path: Path | str, schema: type[BaseModel], cases: Sequence[Case]) -> dict[str, BaseModel]:
+def load_predictions(
+    path: Path | str, schema: type[BaseModel], cases: Sequence[Case], sources: dict[str, dict] | None = None
+) -> dict[str, BaseModel]:
     """Read a predictions file: one validated output per case of `cases`, by name.
+
+    `sources`, when given, receives the `model_id` and `usage` the file gives per case.
 
     Raises:
         CaseFileError: As `load_cases`, and for a prediction naming no case or a case with none.
     """
-    return read_predictions(path, schema, [case.name for case in cases])
+    return read_predictions(path, schema, [case.name for case in cases], sources)
