@@ -27,9 +27,22 @@ LABEL_ERROR_RATES = (0.01, 0.02, 0.05)  # the share of leaves whose label is wro
 SHARED = 0.05  # the share of documents where every run returns the due date as the invoice date
 DUE_DAYS = 30
 WITHIN_TOLERANCE = 0.0004  # a rounding the amount's comparator (0.1% relative) still reads as equal
-VENDORS = ("Acme Corporation", "Beta Industries", "Gamma Ltd", "Delta LLC", "Epsilon SA", "Zeta Holdings")
-VENDORS += ("Eta Logistics", "Theta Supplies", "Iota Manufacturing", "Kappa Foods", "Lambda Print Works")
-PRODUCTS = ("Steel widget 40mm", "Brass hinge 20mm", "Rubber gasket kit", "Copper pipe 2m", "Hex bolt M8 box")
+VENDORS: tuple[str, ...] = ("Acme Corporation", "Beta Industries", "Gamma Ltd", "Delta LLC", "Epsilon SA")
+VENDORS += (
+    "Zeta Holdings",
+    "Eta Logistics",
+    "Theta Supplies",
+    "Iota Manufacturing",
+    "Kappa Foods",
+    "Lambda Print Works",
+)
+PRODUCTS: tuple[str, ...] = (
+    "Steel widget 40mm",
+    "Brass hinge 20mm",
+    "Rubber gasket kit",
+    "Copper pipe 2m",
+    "Hex bolt M8 box",
+)
 PRODUCTS += ("LED panel 60x60", "Safety gloves pair", "Printer toner black", "Oak shelf board", "Cable ties 100pk")
 
 
@@ -92,7 +105,7 @@ def simulate(
 
 
 def _invoice(rng: random.Random, index: int) -> dict[str, Any]:
-    items = [
+    items: list[dict[str, Any]] = [
         {"sku": f"SKU-{rng.randrange(100, 999)}", "description": rng.choice(PRODUCTS), "unit_price": _price(rng)}
         for _ in range(rng.randint(1, 3))
     ]

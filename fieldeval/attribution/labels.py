@@ -302,7 +302,7 @@ class _Reading:
 def audit(runs: Sequence[SavedRun], labels: Mapping[str, Mapping[str, Any]], comparators: Comparators) -> Audit:
     """Every suspect leaf of the runs, ranked: most runs agreeing first, then the costliest."""
     by_run = [{document.name: document for document in run.diffs.documents} for run in runs]
-    suspects = []
+    suspects: list[Suspect] = []
     for place, case in enumerate(labels):
         documents = [documents[case] for documents in by_run]
         suspects.extend(_case_suspects(case, place, documents, labels[case], comparators, runs))

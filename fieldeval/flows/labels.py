@@ -62,7 +62,9 @@ def labels_run(request: LabelsRequest) -> Audited:
 
 
 def inputs(request: LabelsRequest) -> dict[str, Path | None]:
-    return {"--cases": request.cases} | {f"RUN {run}": run for run in request.runs}
+    found: dict[str, Path | None] = {"--cases": request.cases}
+    found.update({f"RUN {run}": run for run in request.runs})
+    return found
 
 
 def check(request: LabelsRequest) -> None:
