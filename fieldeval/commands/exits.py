@@ -97,6 +97,17 @@ TABLE: dict[str, list[tuple[int, str]]] = {
         (BAD_INPUT, f"{_BAD}: an argument out of range, a missing or malformed file, a target the baseline lacks"),
         (INTERNAL, "an internal error: a bug in this command"),
     ],
+    "labels": [
+        (OK, "audited: the suspects were printed, or written to --out (none found is not an error)"),
+        (
+            BAD_INPUT,
+            f"{_BAD}: fewer than two runs, a run named twice, a missing or malformed file, a run saved without "
+            "leaf diffs, runs scored by different rules (schema, comparators, match threshold) or against another "
+            "case set or other labels, a --schema other than the runs', an output that is an input; nothing was "
+            "written",
+        ),
+        (INTERNAL, "an internal error: a bug in this command"),
+    ],
     "stand-in": [  # it serves until Ctrl-C, which ends it with 130 like every command
         (MISSING_DEPENDENCY, _MISSING),
         (BAD_INPUT, f"{_BAD}: a file or schema that does not load, a port in use; the stand-in did not start"),

@@ -25,6 +25,7 @@ COMMANDS = {
     "report": "fieldeval.commands.report",
     "stand-in": "fieldeval.commands.stand_in",
     "power": "fieldeval.commands.power",
+    "labels": "fieldeval.commands.labels",
     "fcc-record": "walkthroughs.fcc.record",
 }
 
@@ -208,6 +209,7 @@ BAD_INPUTS = {
     "report": (["absent.json"], "RUN absent.json: no such file"),
     "stand-in": ([*SCHEMA, "--predictions", "absent.jsonl", "--port", "0"], "The stand-in did not start."),
     "power": (["absent.json", "--target", "total.f1"], "error: absent.json: no saved report here"),
+    "labels": (["--cases", "cases.jsonl", "absent.json", "other.json"], "error: absent.json: no such file"),
     "fcc-record": (
         ["--timeout", "0", "--snapshot", "fcc/snapshot.json", "--cases", "fcc/cases.jsonl", "--exchanges", "fcc/x"],
         "Refused: timeout=0.0 is out of range",
