@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from strands_evals.evaluators import StructuredOutputSimilarity
@@ -227,3 +228,19 @@ def test_a_candidate_of_another_schema_is_refused_naming_it(project, folder, cap
     assert main(["base-schema.json", "tiny-copy.json", "other-schema.json"]) == EXIT_BAD_INPUT
     error = capsys.readouterr().err
     assert "other-schema.json were not scored by the same rules" in error and "--allow-scoring-change" in error
+
+
+ONE = Path(__file__).parent / "one_candidate"  # written by the code before several candidates, on these runs
+ONE_ARGS = [
+    *("big.json", "tiny.json", "--prices", "prices.json", "--resamples", "300"),
+    *("--gate", "high(delta(invoice_date.f1)) >= 0", "--gate", "overall >= 0.5"),
+    *("--gate", "high(delta(total_amount.recall)) >= -0.5", "--json", "one.json"),
+]
+
+
+def test_one_candidate_prints_and_saves_what_it_did_before_byte_for_byte(project, capsys):
+    """The files under one_candidate/ are what `compare` printed and wrote, with these arguments on these runs,
+    before it took several candidates."""
+    assert main(ONE_ARGS) == EXIT_FAILED  # tiny's invoice_date gate fails
+    assert capsys.readouterr().out.encode() == (ONE / "stdout.txt").read_bytes()
+    assert (project / "one.json").read_bytes() == (ONE / "verdicts.json").read_bytes()
