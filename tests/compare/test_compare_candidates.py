@@ -13,11 +13,12 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from strands_evals.evaluators import StructuredOutputSimilarity
 
 from fieldeval.commands.compare import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, main
-from fieldeval.compare.bootstrap import IMPROVED, NO_CLEAR_CHANGE, REGRESSED
+from fieldeval.compare.bootstrap import IMPROVED, NO_CLEAR_CHANGE, REGRESSED, joint_band
 from fieldeval.compare.candidates import build
 from fieldeval.compare.reading import read_run_file
 from fieldeval.formats.prices import read_prices
@@ -244,3 +245,21 @@ def test_one_candidate_prints_and_saves_what_it_did_before_byte_for_byte(project
     assert main(ONE_ARGS) == EXIT_FAILED  # tiny's invoice_date gate fails
     assert capsys.readouterr().out.encode() == (ONE / "stdout.txt").read_bytes()
     assert (project / "one.json").read_bytes() == (ONE / "verdicts.json").read_bytes()
+
+
+def test_every_candidate_is_resampled_on_the_same_documents_and_one_band_covers_them_all(folder):
+    """The family band, recomputed here from each pair's resampled changes side by side, is what the rows print."""
+    board = board_of(folder, "big", "small", "tiny", "huge")
+    first = board.comparisons[0]
+    for comparison in board.comparisons[1:]:
+        assert np.array_equal(comparison.indices, first.indices)
+    targets = [list(row.changes) for row in board.candidates]
+    resampled = np.column_stack(
+        [c.resampled_delta(t) for c, names in zip(board.comparisons, targets, strict=True) for t in names]
+    )
+    low, high, level = joint_band(resampled, board.family.confidence)
+    printed = [change for row in board.candidates for change in row.changes.values()]
+    assert [(c.low, c.high) for c in printed] == [(float(a), float(b)) for a, b in zip(low, high, strict=True)]
+    assert board.family.level == level and all(change.level == level for change in printed)
+    alone = board_of(folder, "big", "tiny").candidates[0].changes["invoice_date.f1"]
+    assert alone.high - alone.low <= printed[len(targets[0]) + 3].high - printed[len(targets[0]) + 3].low
