@@ -237,6 +237,7 @@ def text(chosen: Chosen) -> str:
         *([marked(chosen.scoring)] if chosen.scoring else []),
         f"baseline: {board.baseline.run}  candidates: {', '.join(row.run for row in board.candidates)}",
         f"paired {len(first.pairing.cases)} cases, the same in every run; left out {len(first.pairing.excluded)}",
+        *([show(first.pairing.table())] if first.pairing.excluded else []),
         family_line(board),
         "",
         "Leaderboard",
