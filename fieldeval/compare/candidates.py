@@ -9,7 +9,7 @@ side, resample by resample. One joint band (`fieldeval.compare.bootstrap.joint_b
 gates read) over every (candidate, target) pair is meant to hold them all together, so that a
 false "regressed" or "improved" anywhere in the leaderboard happens at most at 1 - confidence.
 `bench/bench_candidates.py` measures that family-wise rate under no change: above the stated 5%
-in most settings (up to 19% with 8 candidates; the figures are in COMPARING.md), so a band that
+in most settings (up to 19%; the figures are in COMPARING.md), so a band that
 holds is still to be chosen; every verdict reads this one band, so replacing it here replaces it
 everywhere. The targets are `overall`, each field path's F1 and any other metric a gate names.
 
@@ -196,8 +196,9 @@ def build(
 ) -> Leaderboard:
     """Pair every candidate with the baseline, read one family band over them all, place them, recommend one.
 
-    `gated` are the gates' targets (`overall`, `PATH.METRIC`): ratio targets join the family, and
-    when given the recommendation reads only them.
+    `gated` are the gates' targets (`overall`, `PATH.METRIC`): each joins the family (so a gate reads
+    the interval the table prints), and when given the recommendation reads only them (`overall`
+    and ratios; a count such as `PATH.fa` has no better direction).
 
     Raises:
         CompareError: If a candidate pairs other cases with the baseline than the first one does

@@ -218,8 +218,8 @@ def family_line(board: Leaderboard) -> str:
         f"({family.runs * family.targets} intervals, each its percentile interval read at {level}; paired "
         f"bootstrap over the same {family.documents} documents and the same resamples, {family.resamples} "
         f"resamples, seed {family.seed}), meant to hold all at once; under no change, simulated leaderboards "
-        f'show a false "regressed" or "improved" more often than {1 - family.confidence:.0%} (up to 19% with 8 '
-        "candidates; COMPARING.md, Several candidates)"
+        f'show a false "regressed" or "improved" more often than {1 - family.confidence:.0%} (up to 19%; '
+        "COMPARING.md, Several candidates)"
     )
 
 
