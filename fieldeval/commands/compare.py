@@ -1,8 +1,9 @@
-"""`python -m fieldeval.commands.compare OLD NEW [--gate RULE ...]` (also installed as `eval-compare`).
+"""`python -m fieldeval.commands.compare OLD NEW [NEW ...] [--gate RULE ...]` (also installed as `eval-compare`).
 
 Compares two saved runs (saved reports, or compact per-document results files) over the cases
 they share, prints the tables, and applies the gates: `fieldeval.flows.compare` is the run, step by
-step. Exit codes: `fieldeval.commands.exits` (printed by --help).
+step. With several candidates it prints one leaderboard instead (`fieldeval.flows.candidates`).
+Exit codes: `fieldeval.commands.exits` (printed by --help).
 
 Arguments are parsed and range-checked, rules parsed and files found before numpy, pandas or
 stickler are imported, so `--help` and every such error answer at once.
@@ -44,6 +45,18 @@ def parser() -> argparse.ArgumentParser:
         help="the baseline run: a report saved with fieldeval.harness.reports.save_report, or a compact results file",
     )
     parser.add_argument("new", type=Path, help="the run under test, saved the same way")
+    parser.add_argument(
+        "more",
+        type=Path,
+        nargs="*",
+        metavar="CANDIDATE",
+        help=(
+            "further candidates: one leaderboard of every candidate against the baseline, with verdicts that hold "
+            "together over every candidate and field, cost per 1,000 documents (--prices), latency, the "
+            "quality-cost frontier and a recommended run; the exit code then says whether the recommended run "
+            "passes every gate"
+        ),
+    )
     parser.add_argument(
         "--gate",
         action="append",
@@ -114,9 +127,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     request = flow.CompareRequest.from_arguments(exits.parse(parser(), argv, check))
+    if request.more:
+        return _leaderboard(request)
     compared = flow.compare_run(request)
     print(flow.compared_text(compared, top=request.top), flush=True)  # `| head`: exits.BROKEN_PIPE
     return EXIT_PASSED if compared.passed else EXIT_FAILED
+
+
+def _leaderboard(request: flow.CompareRequest) -> int:
+    """Several candidates: the leaderboard, and whether the recommended run passes every gate."""
+    from fieldeval.flows import candidates
+
+    gates = candidates.check(request)
+    chosen = candidates.choose(request, gates)
+    if request.json is not None:
+        candidates.save(request, chosen)
+    print(candidates.text(chosen), flush=True)
+    return EXIT_PASSED if chosen.passed else EXIT_FAILED
 
 
 if __name__ == "__main__":

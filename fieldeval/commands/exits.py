@@ -71,13 +71,23 @@ TABLE: dict[str, list[tuple[int, str]]] = {
         ),
     ],
     "compare": [
-        (OK, "every gate passed (or no gate was given)"),
-        (GATE_FAILED, "a gate failed"),
+        (
+            OK,
+            "every gate passed (or no gate was given); with several candidates, the recommended run passes every "
+            "gate (or no gate was given)",
+        ),
+        (
+            GATE_FAILED,
+            "a gate failed; with several candidates, the recommended run failed a gate, or gates were given and "
+            "no run could be recommended (none could be priced)",
+        ),
         (
             BAD_INPUT,
             f"{_BAD}: an argument out of range, a malformed rule, a missing, foreign or malformed file, "
             "nothing to pair, two runs scored by different rules (schema fingerprint, comparators or match "
-            "threshold; --allow-scoring-change compares them anyway), an output that is an input",
+            "threshold; --allow-scoring-change compares them anyway), an output that is an input; with several "
+            "candidates also a run named twice, candidates pairing different cases with the baseline, or "
+            "--intervals per-field",
         ),
         (INTERNAL, "an internal error: a bug in this command, never a gate result"),
     ],

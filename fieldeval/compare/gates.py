@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -136,13 +136,22 @@ def parse_gate(rule: str) -> Gate:
     return Gate(rule, target, measure, match["op"], bound)
 
 
-def evaluate_gates(rules: Iterable[str | Gate], subject: Any, *, intervals: str = JOINT) -> list[GateResult]:
+def evaluate_gates(
+    rules: Iterable[str | Gate],
+    subject: Any,
+    *,
+    intervals: str = JOINT,
+    band: Mapping[str, Interval] | None = None,
+    family: int = 0,
+) -> list[GateResult]:
     """Evaluate each rule against one run (a report) or a pair (a `Comparison`).
 
     On a pair, a plain rule is measured on the new run's paired documents, `delta(...)` on new
     minus old, and `low(...)` / `high(...)` on the ends of the delta's bootstrap interval: with
     `intervals="joint"` (the default) one simultaneous band over every target such gates read,
-    with `"per-field"` each target's own interval.
+    with `"per-field"` each target's own interval. `band`, given, is the joint band to read
+    instead (a leaderboard's family over several candidates, `fieldeval.compare.candidates`), of
+    `family` intervals in all.
 
     Raises:
         GateError: For a malformed rule, a field path the runs do not have, or a rule that needs
@@ -169,14 +178,17 @@ def evaluate_gates(rules: Iterable[str | Gate], subject: Any, *, intervals: str 
                 f"gate {gate.rule!r} compares two runs; evaluate it against compare(old, new), not one report"
             )
     ends = interval_targets(gates)
-    band = comparison.joint(ends) if comparison is not None and intervals == JOINT else {}
+    joint = comparison is not None and intervals == JOINT
+    if band is None or not joint:
+        band, family = (comparison.joint(ends) if joint else {}), len(ends)  # type: ignore[union-attr]
     results = []
     for gate in gates:
         measured, on, change = _measure(gate, comparison, sample, label, band)
         passed = math.isfinite(measured) and bool(_OPERATORS[gate.operator](measured, gate.bound))
         mode = intervals if change is not None else ""
-        family = len(ends) if mode == JOINT else 0
-        results.append(GateResult(gate.rule, measured, on, passed, mode, family, gate.target, change))
+        results.append(
+            GateResult(gate.rule, measured, on, passed, mode, family if mode == JOINT else 0, gate.target, change)
+        )
     return results
 
 
@@ -205,7 +217,7 @@ def interval_note(results: Sequence[GateResult], confidence: float) -> str:
 
 
 def _measure(
-    gate: Gate, comparison: Comparison | None, sample: Sample, label: str, band: dict
+    gate: Gate, comparison: Comparison | None, sample: Sample, label: str, band: Mapping[str, Interval]
 ) -> tuple[float, str, Interval | None]:
     """The number `gate` tests, what it was measured on (a run, a difference, an interval end), and that interval."""
     if gate.measure == "value":

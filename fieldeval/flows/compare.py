@@ -35,6 +35,7 @@ class CompareRequest(Request):
 
     old: Path
     new: Path
+    more: Sequence[Path] = ()  # further candidates: a leaderboard (`fieldeval.flows.candidates`)
     gate: Sequence[str] = ()
     resamples: int = RESAMPLES
     seed: int = SEED
