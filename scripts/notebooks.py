@@ -43,8 +43,11 @@ ONE_BLAS_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM
 # Started before the others, longest first (seconds each in `make run`, two at a time: about 13, 6
 # and 5; the other four take 1.5-3.5 each). In name order the two longest ran one after the other
 # in one slot while the other slot had run out of work: `make run` took 21.6 s, against 19.7 s
-# longest first (medians of three interleaved runs each, on two cores).
+# longest first (medians of three interleaved runs each, on two cores). Choosing_A_Model, added
+# later, takes about 15 s on its own (`make outputs`, four scores, a compare, a power estimate and an
+# audit as commands), so it starts first.
 LONGEST_FIRST = (
+    "Strands_Evals_Choosing_A_Model.ipynb",
     "Strands_Evals_Compare_Runs.ipynb",
     "Strands_Evals_Your_Own_Agent.ipynb",
     "Strands_Evals_Scale_Out.ipynb",
