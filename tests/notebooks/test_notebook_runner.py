@@ -67,7 +67,7 @@ def test_failures_are_reported_per_notebook_and_the_rest_still_run(tmp_path, cap
     assert lines[0] == "FAIL a_raises.ipynb: cell 2 of 2 raised ZeroDivisionError: division by zero"
     assert lines[1] == "FAIL b_dies.ipynb: the kernel died in cell 2 of 3 (a crash, os._exit or out of memory)"
     assert lines[2].startswith("FAIL No_Such_Notebook.ipynb: no such notebook: ")
-    assert "the notebooks are: Strands_Evals_Compare_Runs.ipynb, " in lines[2]
+    assert "the notebooks are: Strands_Evals_Choosing_A_Model.ipynb, Strands_Evals_Compare_Runs.ipynb, " in lines[2]
     assert lines[3].startswith(f"FAIL d_broken.ipynb: cannot read {broken}: ")
     assert lines[4].startswith("ok   c_passes.ipynb: ran 1 code cells")
     assert lines[5] == "4 of 5 notebooks failed"
