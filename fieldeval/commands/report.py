@@ -1,9 +1,12 @@
-"""`python -m fieldeval.commands.report RUN.json [--against OLD.json --gate RULE ...]` (also `eval-report`).
+"""`python -m fieldeval.commands.report RUN.json [RUN.json ...] [--against OLD.json --gate RULE ...]` (`eval-report`).
 
 Writes one self-contained HTML file (no network, no server: a CI artifact to open) with the
 per-field table, the interval chart of a comparison, the gates, the failures by kind and each
 document's leaf diff, and prints a short Markdown summary (also written with `--summary`), for a
-CI job's summary page. Exit codes: `fieldeval.commands.exits` (printed by --help).
+CI job's summary page. With two or more RUNs (and `--against BASELINE`) the page and the summary
+show instead the leaderboard `compare` prints for them: quality against cost, the field-by-candidate
+map of changes, the table and the recommended run (`fieldeval.flows.report_candidates`). Exit
+codes: `fieldeval.commands.exits` (printed by --help).
 
 `fieldeval.flows.report` is the run, step by step. Arguments, rules and files are checked before
 pandas, matplotlib or stickler are imported.
@@ -34,13 +37,30 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         help="the run: a saved report (fieldeval.harness.reports.save_report) or a compact results file",
     )
+    parser.add_argument(
+        "more",
+        type=Path,
+        nargs="*",
+        metavar="RUN",
+        help="further candidates (needs --against): one page of every run against the baseline, with the "
+        "leaderboard compare prints for them, quality against cost and a field-by-candidate map of changes; "
+        "the exit code then says whether the recommended run passes every gate",
+    )
     parser.add_argument("--against", type=Path, help="the baseline run to compare with, saved the same way")
+    parser.add_argument(
+        "--prices",
+        type=Path,
+        metavar="FILE",
+        help="with two or more RUNs: a JSON price table by model id, to place each run at its cost per 1,000 "
+        "documents (no prices are built in)",
+    )
     parser.add_argument(
         "--gate",
         action="append",
         default=[],
         metavar="RULE",
-        help="a compare gate, e.g. 'overall >= 0.9' (needs --against; repeatable)",
+        help="a compare gate, e.g. 'overall >= 0.9' (needs --against; repeatable; with several RUNs, applied to "
+        "each run as compare applies it)",
     )
     parser.add_argument(
         "--schema",
@@ -61,7 +81,9 @@ def parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--out", type=Path, help="the HTML file to write (default: RUN with .html)")
     parser.add_argument("--summary", type=Path, help="also write the Markdown summary here")
-    parser.add_argument("--page-size", type=int, default=50, help="documents per page (default %(default)s)")
+    parser.add_argument(
+        "--page-size", type=int, default=50, help="documents per page, on a one-run page (default %(default)s)"
+    )
     parser.add_argument("--resamples", type=int, default=RESAMPLES, help="bootstrap resamples (default %(default)s)")
     parser.add_argument("--seed", type=int, default=SEED, help="bootstrap seed (default %(default)s)")
     return parser
@@ -94,7 +116,13 @@ def check(args: argparse.Namespace) -> None:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    reported = flow.report_run(flow.ReportRequest.from_arguments(exits.parse(parser(), argv, check)))
+    request = flow.ReportRequest.from_arguments(exits.parse(parser(), argv, check))
+    if request.more:
+        from fieldeval.flows import report_candidates
+
+        reported = report_candidates.report_runs(request)
+    else:
+        reported = flow.report_run(request)
     print(reported.summary, end="")
     print(f"Wrote {reported.page}.", file=sys.stderr)
     return EXIT_FAILED if reported.gates_failed else EXIT_PASSED

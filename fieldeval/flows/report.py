@@ -5,7 +5,8 @@
     content = build(request, gates, spec)   # 3. the content: tables, intervals, gates, failures, diffs
     reported = write(request, content)      # 4. the page and the summary, together or neither
 
-`report_run` is that recipe and returns what the command prints (`Reported`). Step 1 refuses with
+`report_run` is that recipe for one RUN and returns what the command prints (`Reported`); with two
+or more RUNs the command follows `fieldeval.flows.report_candidates` instead. Step 1 refuses with
 `Refused`; later steps with the readers' own errors (a foreign or malformed file, a --schema that
 does not import, two runs scored by different rules), all of them bad input, and nothing is
 written before step 4.
@@ -37,7 +38,9 @@ class ReportRequest(Request):
     """Everything a `report` run was asked, as the command line gave it (ranges already checked)."""
 
     run: Path
+    more: Sequence[Path] = ()  # further candidates: the several-run page (`fieldeval.flows.report_candidates`)
     against: Path | None = None
+    prices: Path | None = None  # with several RUNs only: each run's cost per 1,000 documents
     gate: Sequence[str] = ()
     schema: str | None = None
     match_threshold: float | None = None
@@ -74,6 +77,11 @@ def report_run(request: ReportRequest) -> Reported:
 
 def check(request: ReportRequest) -> list[Gate]:
     """Refuse a gate without a baseline, a bad rule, a missing run and an output the writer would break."""
+    if request.prices is not None:
+        raise Refused(
+            "--prices places several runs at their cost, and a one-run page shows no cost: pass two or more RUNs "
+            "with --against BASELINE, or drop --prices"
+        )
     if request.gate and request.against is None:
         raise Refused("--gate compares two runs: pass the baseline with --against OLD.json")
     if request.match_threshold is not None and request.schema is None:

@@ -11,6 +11,7 @@ import re
 
 import pandas as pd
 
+from fieldeval.report.board import Board
 from fieldeval.report.content import Content, overall_line, table_cells
 
 ROWS = 5  # rows per table: the page has the rest
@@ -75,4 +76,40 @@ def summary(content: Content, html_name: str) -> str:
     parts += ["", page_holds(content, inline(html_name))]
     if content.old_note:
         parts.append(inline(content.old_note))
+    return "\n".join(parts) + "\n"
+
+
+# Several runs -------------------------------------------------------------------------------------
+
+# The summary's leaderboard: `compare`'s table, with the overall change and its interval in one cell,
+# and without the tokens and wall time the page keeps.
+_BOARD_DROPPED = ("tokens/doc", "wall s")
+
+
+def board_table(board: Board) -> pd.DataFrame:
+    """The leaderboard for the summary, cell for cell the page's and `compare`'s."""
+    frame = board.leaderboard.drop(columns=list(_BOARD_DROPPED))
+    change = [
+        f"{delta} {interval}".strip() for delta, interval in zip(frame["overall delta"], frame["interval"], strict=True)
+    ]
+    frame = frame.drop(columns=["overall delta", "interval"])
+    frame.insert(2, "overall change", change)
+    return frame
+
+
+def board_summary(board: Board, html_name: str) -> str:
+    """The summary of several runs: the leaderboard, the recommendation, the runs not priced, the gates."""
+    parts = [f"## {inline(board.title)}", ""]
+    parts += [f"- {inline(line)}" for line in board.lines]
+    parts += ["", "### Leaderboard", "", markdown_table(board_table(board), len(board.leaderboard)), ""]
+    parts.append(f"**{inline(board.recommendation)}**")
+    if board.not_priced:
+        listed = "; ".join(f"{inline(run)}: {inline(why)}" for run, why in board.not_priced)
+        parts += ["", f"Not priced, so not placed: {listed}"]
+    if board.gates_table is not None:
+        parts += ["", f"### Gates: {inline(board.gates_line)}", "", markdown_table(board.gates_table, 20)]
+    parts += [
+        "",
+        f"Quality against cost and every field's change for every candidate are in {inline(html_name)}.",
+    ]
     return "\n".join(parts) + "\n"
