@@ -269,7 +269,7 @@ def bonferroni_band(
     however the targets move together. Why not a band of percentile intervals calibrated in the
     resamples (`joint_band`): over the tens of intervals of several candidates it is read so far
     out in the resamples' tails that a few resamples decide its ends, and under no change it
-    claimed a change up to 19% of the time at a stated 5%; the standard error uses every resample,
+    claimed a change up to 18.5% of the time at a stated 5%; the standard error uses every resample,
     and this band stayed within 5% in every simulated setting (`bench/bench_candidates.py`). A
     target that never varies has no sampling error: its interval is its estimate, and it spends
     none of the error rate.

@@ -177,6 +177,10 @@ def test_the_command_prints_one_leaderboard_and_writes_the_json_verdicts(project
     assert record["candidates"][3]["latency_p50_s"] is None
     assert record["family"]["confidence"] == 0.95 and record["family"]["runs"] == 4
     assert record["family"]["fields"] == len(record["candidates"][0]["fields"]) + 1  # and overall
+    family = record["family"]
+    assert family["band"] == "bonferroni" and 0 < family["varying"] <= family["intervals"]
+    assert family["level"] == pytest.approx(1 - 0.05 / family["varying"])
+    assert f"{family['varying']} of them vary" in printed and "Bonferroni" in printed
 
 
 def test_the_exit_code_says_whether_the_recommended_run_passes_the_gates(project, capsys):
