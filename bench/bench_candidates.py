@@ -18,18 +18,17 @@ the same distribution as the baseline, on the same documents: no true change any
 Each simulated leaderboard is read as `compare BASELINE C1 ... CK` reads it
 (`fieldeval.compare.candidates`): every candidate's change in `overall` and in each field's F1
 against the baseline, from the same paired bootstrap resamples (`resample_sums`, one draw for
-every run, as every pairwise comparison draws the same indices), and one joint band
-(`joint_band`) over all K x (1 + fields) changes. A seed counts a false verdict when any interval
-of the family excludes zero. It prints that family-wise rate per setting with its 95% Monte Carlo
-interval (rate +- 1.96 standard errors), against the stated 5%, and the rate per single interval.
-K = 2 and 4 read the first 2 and 4 of the 8 candidates drawn for each seed. A rate above the
-stated one by more than two Monte Carlo errors is marked ABOVE: it is a finding to report, not a
-failure of the benchmark, which exits 1 only if a single interval claims a change more often
-than the stated rate allows (each is read at a level at least the stated confidence).
+every run, as every pairwise comparison draws the same indices), and one family band
+(`bonferroni_band`: each interval the estimate +- z * its bootstrap standard error, z leaving
+5% / m in the tails, m the intervals that vary) over all K x (1 + fields) changes. A seed counts
+a false verdict when any interval of the family excludes zero. It prints that family-wise rate
+per setting with its 95% Monte Carlo interval (rate +- 1.96 standard errors), against the stated
+5%, and the rate per single interval. K = 2 and 4 read the first 2 and 4 of the 8 candidates
+drawn for each seed. A rate above 5% by more than two Monte Carlo errors (at the stated rate,
+sqrt(0.05 x 0.95 / seeds)) is marked ABOVE, and the benchmark then exits 1; `--quick` (20 seeds)
+only checks that it runs, and exits 0 whatever it measured.
 
-Resamples: 2,000 per leaderboard, the command's default. The band over many intervals is read far
-out in the resamples' tails, so fewer resamples narrow it and raise the rate (`--resamples 1000`
-shows by how much).
+Resamples: 2,000 per leaderboard, the command's default.
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ import time
 import numpy as np
 
 from bench.timing import QUICK_NOTE, add_quick
-from fieldeval.compare.bootstrap import joint_band, ratio, resample_sums
+from fieldeval.compare.bootstrap import bonferroni_band, ratio, resample_sums
 from fieldeval.formats import COUNTS
 from walkthroughs import simulated_gates as skewed
 
@@ -84,23 +83,35 @@ def leaderboard_changes(runs: list[tuple[np.ndarray, np.ndarray]], seed: int, re
     """resamples x candidates x (1 + fields): each candidate's resampled change against the baseline (run 0)."""
     scores = np.column_stack([score for score, _ in runs])
     means, sums = resample_sums(scores, [counts for _, counts in runs], resamples, seed)
-    width = runs[0][1].shape[1]
+    return _changes(means, sums, len(runs))
+
+
+def leaderboard_estimates(runs: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """candidates x (1 + fields): each candidate's change against the baseline on the whole sample."""
+    scores = np.array([[score.mean() for score, _ in runs]])
+    sums = np.concatenate([counts.sum(axis=0) for _, counts in runs])[None, :]
+    return _changes(scores, sums, len(runs))[0]
+
+
+def _changes(means: np.ndarray, sums: np.ndarray, runs: int) -> np.ndarray:
+    """Rows x candidates x (1 + fields) changes from each row's mean scores (rows x runs) and summed counts."""
+    rows, width = sums.shape[0], sums.shape[1] // runs
     fields = width // len(COUNTS)
     f1 = np.stack(
         [
-            ratio(sums[:, run * width : (run + 1) * width].reshape(resamples, fields, len(COUNTS)), "f1")
-            for run in range(len(runs))
+            ratio(sums[:, run * width : (run + 1) * width].reshape(rows, fields, len(COUNTS)), "f1")
+            for run in range(runs)
         ],
         axis=1,
-    )  # resamples x runs x fields
+    )  # rows x runs x fields
     changes = np.concatenate([(means - means[:, :1])[:, :, None], f1 - f1[:, :1]], axis=2)
     return changes[:, 1:]
 
 
-def false_verdicts(changes: np.ndarray, candidates: int) -> tuple[bool, float]:
+def false_verdicts(estimates: np.ndarray, changes: np.ndarray, candidates: int) -> tuple[bool, float]:
     """Whether the family band over the first `candidates` claims any change, and the share of its intervals that do."""
     resampled = changes[:, :candidates].reshape(changes.shape[0], -1)
-    low, high, _ = joint_band(resampled, CONFIDENCE)
+    low, high, _ = bonferroni_band(estimates[:candidates].ravel(), resampled, CONFIDENCE)
     claimed = (low > 0) | (high < 0)
     return bool(claimed.any()), float(claimed.mean())
 
@@ -113,9 +124,10 @@ def simulate(
     found: dict[int, tuple[list[bool], list[float]]] = {k: ([], []) for k in CANDIDATES}
     for seed in range(seeds):
         rng = np.random.default_rng([master, KINDS.index(kind), size, seed])
-        changes = leaderboard_changes(draw(rng, size, 1 + max(CANDIDATES)), seed, resamples)
+        runs = draw(rng, size, 1 + max(CANDIDATES))
+        changes, estimates = leaderboard_changes(runs, seed, resamples), leaderboard_estimates(runs)
         for candidates in CANDIDATES:
-            anyone, share = false_verdicts(changes, candidates)
+            anyone, share = false_verdicts(estimates, changes, candidates)
             found[candidates][0].append(anyone)
             found[candidates][1].append(share)
     return found
@@ -142,15 +154,17 @@ def main() -> int:
     nominal = 1 - CONFIDENCE
     print(
         f"data: simulated (seed {args.seed}), no true change: every candidate drawn as the baseline is; "
-        f"{args.seeds:,} seeds per row, {args.resamples} resamples, one joint {CONFIDENCE:.0%} band over every "
-        f"candidate's overall and field F1 changes; stated family-wise false-verdict rate {nominal:.0%}; "
-        "[..] is the 95% Monte Carlo interval"
+        f"{args.seeds:,} seeds per row, {args.resamples} resamples, one {CONFIDENCE:.0%} family band (Bonferroni: "
+        "each interval estimate +- z * bootstrap se, z split over the intervals that vary) over every candidate's "
+        f"overall and field F1 changes; stated family-wise false-verdict rate {nominal:.0%}; [..] is the 95% Monte "
+        f"Carlo interval; ABOVE: more than {nominal:.0%} + 2 Monte Carlo errors at {nominal:.0%}"
     )
     print(
         f"{'kind':>8}  {'documents':>9}  {'candidates':>10}  {'intervals':>9}  "
         f"{'family-wise false verdicts':>27}  per interval"
     )
-    held = True
+    above = 0
+    limit = nominal + 2 * math.sqrt(nominal * (1 - nominal) / args.seeds)
     for kind in args.kinds:
         fields = len(DISCRETE_RATES) if kind == "discrete" else len(skewed.FIELDS)
         for size in args.sizes:
@@ -159,17 +173,21 @@ def main() -> int:
             for candidates in CANDIDATES:
                 anyone, shares = found[candidates]
                 share, error = rate(anyone)
-                within = share <= nominal + 2 * error
-                alone = float(np.mean(shares))
-                held &= alone <= nominal + 2 * float(np.std(shares)) / math.sqrt(len(shares))
+                above += share > limit
                 shown = f"{share:6.1%} [{max(0.0, share - 1.96 * error):.1%}, {share + 1.96 * error:.1%}]"
                 print(
                     f"{kind:>8}  {size:>9,}  {candidates:>10}  {candidates * (1 + fields):>9}  {shown:>27}  "
-                    f"{np.mean(shares):>12.2%}{'' if within else '  ABOVE the stated rate'}"
+                    f"{np.mean(shares):>12.2%}{'  ABOVE the stated rate' if share > limit else ''}"
                 )
             print(f"{'':>8}  ({time.perf_counter() - start:.0f} s for {size:,} documents)")
-    print(f"\nevery single interval's false-verdict rate within {nominal:.0%}: {'yes' if held else 'NO'}")
-    return 0 if held else 1
+    settings = len(args.kinds) * len(args.sizes) * len(CANDIDATES)
+    print(
+        f"\nfamily-wise false-verdict rate within {nominal:.0%} (at most {limit:.1%} over {args.seeds:,} seeds) "
+        f"in {settings - above} of {settings} settings"
+    )
+    if args.quick:
+        return 0  # 20 seeds measure nothing: quick mode checks only that the benchmark runs
+    return 1 if above else 0
 
 
 if __name__ == "__main__":

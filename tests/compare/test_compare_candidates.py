@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pytest
 from strands_evals.evaluators import StructuredOutputSimilarity
 
 from fieldeval.commands.compare import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, main
-from fieldeval.compare.bootstrap import IMPROVED, NO_CLEAR_CHANGE, REGRESSED, joint_band
+from fieldeval.compare.bootstrap import IMPROVED, NO_CLEAR_CHANGE, REGRESSED, bonferroni_band
 from fieldeval.compare.candidates import build
 from fieldeval.compare.reading import read_run_file
 from fieldeval.formats.prices import read_prices
@@ -176,6 +177,10 @@ def test_the_command_prints_one_leaderboard_and_writes_the_json_verdicts(project
     assert record["candidates"][3]["latency_p50_s"] is None
     assert record["family"]["confidence"] == 0.95 and record["family"]["runs"] == 4
     assert record["family"]["fields"] == len(record["candidates"][0]["fields"]) + 1  # and overall
+    family = record["family"]
+    assert family["band"] == "bonferroni" and 0 < family["varying"] <= family["intervals"]
+    assert family["level"] == pytest.approx(1 - 0.05 / family["varying"])
+    assert f"{family['varying']} of them vary" in printed and "Bonferroni" in printed
 
 
 def test_the_exit_code_says_whether_the_recommended_run_passes_the_gates(project, capsys):
@@ -257,9 +262,66 @@ def test_every_candidate_is_resampled_on_the_same_documents_and_one_band_covers_
     resampled = np.column_stack(
         [c.resampled_delta(t) for c, names in zip(board.comparisons, targets, strict=True) for t in names]
     )
-    low, high, level = joint_band(resampled, board.family.confidence)
     printed = [change for row in board.candidates for change in row.changes.values()]
-    assert [(c.low, c.high) for c in printed] == [(float(a), float(b)) for a, b in zip(low, high, strict=True)]
-    assert board.family.level == level and all(change.level == level for change in printed)
+    # Bonferroni over the intervals whose target varies: each estimate +- z * its bootstrap standard error
+    se = resampled.std(axis=0, ddof=1)
+    varying = int((se > 0).sum())
+    assert 0 < varying < len(printed)  # copies of the baseline's fields never vary: they spend no error rate
+    level = 1 - (1 - board.family.confidence) / varying
+    z = NormalDist().inv_cdf(1 - (1 - board.family.confidence) / (2 * varying))
+    for change, spread in zip(printed, se, strict=True):
+        assert change.low == pytest.approx(change.estimate - z * spread, abs=1e-12)
+        assert change.high == pytest.approx(change.estimate + z * spread, abs=1e-12)
+    assert board.family.varying == varying and board.family.band == "bonferroni"
+    assert board.family.level == pytest.approx(level) and all(change.level == board.family.level for change in printed)
     alone = board_of(folder, "big", "tiny").candidates[0].changes["invoice_date.f1"]
     assert alone.high - alone.low <= printed[len(targets[0]) + 3].high - printed[len(targets[0]) + 3].low
+
+
+def test_a_large_change_is_still_found_among_eight_candidates(folder, tmp_path):
+    """The family of 8 candidates is wider than one candidate's, but a field left empty on every second invoice
+    (tiny) and the ground truth itself (huge) are still called what they are: the band keeps its power."""
+    for stem in ("big", "tiny", "huge", "small"):
+        shutil.copy(folder / f"{stem}.json", tmp_path / f"{stem}.json")
+    for number in range(5):  # five more runs with the baseline's outputs under other names
+        shutil.copy(folder / "copy.json", tmp_path / f"copy-{number}.json")
+    stems = ["tiny", *(f"copy-{number}" for number in range(5)), "huge", "small"]
+    runs = [read_run_file(tmp_path / f"{stem}.json") for stem in ["big", *stems]]
+    board = build(runs[0], runs[1:], resamples=RESAMPLES, prices=read_prices(folder / "prices.json"))
+    assert board.family.runs == 8 and board.family.level == pytest.approx(1 - 0.05 / board.family.varying)
+    tiny, huge = board.candidates[0], board.candidates[6]
+    assert tiny.verdicts(REGRESSED) == ["invoice_date"] and tiny.fields["invoice_date"].high < -0.1  # a third lost
+    assert huge.overall is not None and huge.overall.verdict == IMPROVED
+    assert {"vendor_name", "total_amount"} <= set(huge.verdicts(IMPROVED)) and huge.verdicts(REGRESSED) == []
+    for row in board.candidates[1:6]:
+        assert {change.verdict for change in row.changes.values()} == {NO_CLEAR_CHANGE}
+    assert board.recommended == board.candidates[7].run  # small: the baseline's outputs, cheaper
+    # the frontier reads the rows' own intervals: tiny is cheapest, and not dominated by what regresses less
+    assert tiny.frontier and huge.frontier
+
+
+def test_the_frontier_against_the_baseline_reads_the_interval_the_row_prints(folder):
+    """tiny against the baseline: tiny (cheaper) does not dominate the baseline, because the interval the row prints
+    for its invoice_date lies below zero, and the --json writes that same interval."""
+    board = board_of(folder, "big", "tiny", "huge")
+    tiny = board.candidates[0]
+    assert tiny.fields["invoice_date"].high < 0
+    assert board.baseline.run not in tiny.dominated_by and tiny.run not in board.baseline.dominated_by
+    assert board.to_json()["family"]["band"] == "bonferroni"
+    printed = board.to_json()["candidates"][0]["fields"]["invoice_date"]
+    assert (printed["low"], printed["high"]) == (tiny.fields["invoice_date"].low, tiny.fields["invoice_date"].high)
+
+
+def test_a_target_that_never_varies_is_its_estimate_and_spends_no_error_rate():
+    rng = np.random.default_rng(7)
+    moving = rng.normal(0.0, 0.1, (2000, 3))
+    resampled = np.column_stack([moving, np.full(2000, -0.25), np.zeros(2000)])
+    estimates = np.array([0.01, -0.02, 0.0, -0.25, 0.0])
+    low, high, level = bonferroni_band(estimates, resampled, 0.95)
+    assert level == pytest.approx(1 - 0.05 / 3)  # three targets vary; the two still ones spend nothing
+    assert (low[3], high[3]) == (-0.25, -0.25) and (low[4], high[4]) == (0.0, 0.0)
+    z = NormalDist().inv_cdf(1 - 0.05 / 6)
+    assert high[:3] - low[:3] == pytest.approx(2 * z * moving.std(axis=0, ddof=1))
+    assert np.allclose((low[:3] + high[:3]) / 2, estimates[:3])  # centred on the estimate, not the resamples
+    with pytest.raises(ValueError, match="confidence"):
+        bonferroni_band(estimates, resampled, 1.0)
