@@ -16,72 +16,22 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
-from strands_evals.evaluators import StructuredOutputSimilarity
 
 from fieldeval.commands.compare import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, main
 from fieldeval.compare.bootstrap import IMPROVED, NO_CLEAR_CHANGE, REGRESSED, bonferroni_band
 from fieldeval.compare.candidates import build
 from fieldeval.compare.reading import read_run_file
 from fieldeval.formats.prices import read_prices
-from fieldeval.formats.run_info import RunInfo
-from fieldeval.harness.reports import save_report
-from fieldeval.harness.scoring import score_outputs_sync
-from walkthroughs import simulated_runs as sim
-from walkthroughs.invoices import Invoice
+from tests.candidate_runs import COST, DOCUMENTS, RUNS, write_runs
 
 RESAMPLES = 300
-DOCUMENTS = 40
-PRICES = {  # per million tokens; every run reads 1,000 input and writes 100 output tokens per document
-    "big-1": {"input_per_million": 3.0, "output_per_million": 15.0},  # 4.5 per 1,000 documents
-    "small-a": {"input_per_million": 0.25, "output_per_million": 1.25},  # 0.375
-    "tiny-z": {"input_per_million": 0.1, "output_per_million": 0.5},  # 0.15
-    "huge-9": {"input_per_million": 15.0, "output_per_million": 75.0},  # 22.5
-}
-COST = {
-    model: (1000 * p["input_per_million"] + 100 * p["output_per_million"]) / 1e6 * 1000 for model, p in PRICES.items()
-}
-LATENCY_MS = {"big-1": 2000, "small-a": 500, "tiny-z": 300, "huge-9": 8000}
-
-
-def info(names, model: str, latency: bool = True) -> dict:
-    usage = {"calls": 1, "input_tokens": 1000, "output_tokens": 100}
-    cases = {
-        name: {
-            "origin": "model",
-            "provider": "bedrock",
-            "model_id": model,
-            "usage": {**usage, **({"latency_ms": LATENCY_MS[model] + 10 * index} if latency else {})},
-        }
-        for index, name in enumerate(names)
-    }
-    return RunInfo.model_validate({"schema": "walkthroughs.invoices:Invoice", "cases": cases}).to_json()
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     """The constructed runs saved as reports, and the price table."""
-    root = tmp_path_factory.mktemp("candidates")
-    invoices = sim.simulated_invoices()[:DOCUMENTS]
-    cases = sim.simulated_cases(invoices)
-    names = [case.name for case in cases]
-    baseline = sim.extract(sim.BASELINE, invoices)
-    tiny = {
-        name: output.model_copy(update={"invoice_date": None}) if index % 2 == 0 else output
-        for index, (name, output) in enumerate(baseline.items())
-    }
-    truth = {invoice.name: invoice.truth for invoice in invoices}
-    evaluator = StructuredOutputSimilarity(Invoice)
-    for stem, outputs, model in (
-        ("big", baseline, "big-1"),
-        ("copy", baseline, "big-1"),
-        ("small", baseline, "small-a"),
-        ("tiny", tiny, "tiny-z"),
-        ("huge", truth, "huge-9"),
-    ):
-        report = score_outputs_sync(cases, outputs, evaluator)
-        save_report(report, root / f"{stem}.json", run=info(names, model, latency=stem != "huge"))
-    (root / "prices.json").write_text(json.dumps(PRICES), encoding="utf-8")
-    return root
+    runs = {stem: model for stem, model in RUNS.items() if stem != "odd"}
+    return write_runs(tmp_path_factory.mktemp("candidates"), runs, without_latency=["huge"])
 
 
 @pytest.fixture()

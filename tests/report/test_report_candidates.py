@@ -1,6 +1,6 @@
 """`report --against BASELINE RUN RUN ...`: the page and the summary of several candidates, on constructed runs.
 
-The runs are built as `tests/compare/test_compare_candidates.py` builds them, from the simulated
+The runs are built by `tests/candidate_runs.py`, from the simulated
 baseline extractor's outputs: `copy` (the same outputs, the same model), `small` (the same outputs
 from a cheaper model), `tiny` (cheapest, `invoice_date` left empty on every second invoice),
 `huge` (the ground truth from the dearest model) and `odd` (the baseline's outputs from a model
@@ -23,14 +23,12 @@ from strands_evals import Case
 from strands_evals.evaluators import StructuredOutputSimilarity
 
 from fieldeval.commands.report import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, main
-from fieldeval.formats.run_info import RunInfo
 from fieldeval.harness.reports import save_report
 from fieldeval.harness.scoring import score_outputs_sync
+from tests.candidate_runs import COST, DOCUMENTS, LATENCY_MS, RUNS, SCHEMA, write_runs
 from tests.servers.chromium import Browser, chromium_or_skip
-from walkthroughs import simulated_runs as sim
 from walkthroughs.invoices import Invoice, reference_cases
 
-SCHEMA = "walkthroughs.invoices:Invoice"
 ONE = Path(__file__).parent / "one_run"  # written by the code before the report took several runs, on these runs
 ONE_ARGS = [
     *("new.json", "--against", "old.json", "--schema", SCHEMA, "--resamples", "200"),
@@ -70,55 +68,12 @@ def test_one_run_writes_the_page_and_summary_it_wrote_before_byte_for_byte(tmp_p
 # Several runs ---------------------------------------------------------------------------------------
 
 RESAMPLES = 300
-DOCUMENTS = 40
-PRICES = {  # per million tokens; every run reads 1,000 input and writes 100 output tokens per document
-    "big-1": {"input_per_million": 3.0, "output_per_million": 15.0},
-    "small-a": {"input_per_million": 0.25, "output_per_million": 1.25},
-    "tiny-z": {"input_per_million": 0.1, "output_per_million": 0.5},
-    "huge-9": {"input_per_million": 15.0, "output_per_million": 75.0},
-}  # "odd-0", the model of `odd`, is left out on purpose: that run cannot be priced
-COST = {
-    model: (1000 * p["input_per_million"] + 100 * p["output_per_million"]) / 1e6 * 1000 for model, p in PRICES.items()
-}
-LATENCY_MS = {"big-1": 2000, "small-a": 500, "tiny-z": 300, "huge-9": 8000, "odd-0": 900}
-RUNS = {"big": "big-1", "copy": "big-1", "small": "small-a", "tiny": "tiny-z", "huge": "huge-9", "odd": "odd-0"}
-
-
-def provenance(names: list[str], model: str) -> dict:
-    """Each case's model and usage, as `score` records them, for the run's saved provenance."""
-    usage = {"calls": 1, "input_tokens": 1000, "output_tokens": 100}
-    cases = {
-        name: {
-            "origin": "model",
-            "provider": "bedrock",
-            "model_id": model,
-            "usage": {**usage, "latency_ms": LATENCY_MS[model] + 10 * index},
-        }
-        for index, name in enumerate(names)
-    }
-    return RunInfo.model_validate({"schema": SCHEMA, "cases": cases}).to_json()
 
 
 @pytest.fixture(scope="module")
 def candidates(tmp_path_factory):
     """The constructed runs, saved as reports, and the price table."""
-    root = tmp_path_factory.mktemp("candidates")
-    invoices = sim.simulated_invoices()[:DOCUMENTS]
-    cases = sim.simulated_cases(invoices)
-    names = [case.name for case in cases]
-    baseline = sim.extract(sim.BASELINE, invoices)
-    tiny = {
-        name: output.model_copy(update={"invoice_date": None}) if index % 2 == 0 else output
-        for index, (name, output) in enumerate(baseline.items())
-    }
-    truth = {invoice.name: invoice.truth for invoice in invoices}
-    outputs = {"big": baseline, "copy": baseline, "small": baseline, "tiny": tiny, "huge": truth, "odd": baseline}
-    evaluator = StructuredOutputSimilarity(Invoice)
-    for stem, model in RUNS.items():
-        report = score_outputs_sync(cases, outputs[stem], evaluator)
-        save_report(report, root / f"{stem}.json", run=provenance(names, model))
-    (root / "prices.json").write_text(json.dumps(PRICES), encoding="utf-8")
-    return root
+    return write_runs(tmp_path_factory.mktemp("candidates"), RUNS)
 
 
 EVERY = ["copy.json", "small.json", "tiny.json", "huge.json", "odd.json"]
