@@ -252,6 +252,32 @@ def gates_table(results: Sequence[GateResult]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def runs_gates(
+    results: Mapping[str, Sequence[GateResult]], recommended: str | None, passed: bool
+) -> tuple[pd.DataFrame | None, str]:
+    """Several runs' gate results as one table, and one line: whether the recommended run passes, who fails.
+
+    None and an empty line when no gate was given.
+    """
+    if not any(results.values()):
+        return None, ""
+    import pandas as pd
+
+    tables = []
+    for run, run_results in results.items():
+        table = gates_table(run_results)
+        table.insert(0, "run", run)
+        tables.append(table)
+    failing = [run for run, run_results in results.items() if not all(result.passed for result in run_results)]
+    if recommended is None:
+        verdict = "no run is recommended, so none passes"
+    else:
+        verdict = "the recommended run " + ("passes every gate" if passed else "FAILS a gate")
+    return pd.concat(tables, ignore_index=True), verdict + (
+        f"; runs failing a gate: {', '.join(failing)}" if failing else ""
+    )
+
+
 def _level(result: GateResult) -> str:
     """The level an interval end was read at, as the tables print it (`95%`, `98.7%`)."""
     from fieldeval.compare.runs import interval_label

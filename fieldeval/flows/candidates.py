@@ -241,7 +241,7 @@ def family_line(board: Leaderboard) -> str:
 
 def text(chosen: Chosen) -> str:
     """Everything the command prints for several candidates."""
-    from fieldeval.compare.gates import gates_table
+    from fieldeval.compare.gates import runs_gates
     from fieldeval.compare.scoring_rules import marked
 
     board = chosen.board
@@ -273,28 +273,12 @@ def text(chosen: Chosen) -> str:
         "",
         f"Recommended: {board.reason}",
     ]
-    if any(chosen.results.values()):
-        import pandas as pd
-
-        tables = []
-        for run, results in chosen.results.items():
-            table = gates_table(results)
-            table.insert(0, "run", run)
-            tables.append(table)
-        failed = {run: sum(not r.passed for r in results) for run, results in chosen.results.items()}
+    table, line = runs_gates(chosen.results, board.recommended, chosen.passed)
+    if table is not None:
         parts += [
             "",
             "Gates, on each run (interval ends read from the family band; the baseline against itself)",
-            show(pd.concat(tables, ignore_index=True)),
-            _gates_line(chosen, [run for run, n in failed.items() if n]),
+            show(table),
+            line,
         ]
     return "\n".join(parts)
-
-
-def _gates_line(chosen: Chosen, failing: list[str]) -> str:
-    """Whether the recommended run passes, and which runs fail a gate."""
-    if chosen.board.recommended is None:
-        verdict = "no run is recommended, so none passes"
-    else:
-        verdict = "the recommended run " + ("passes every gate" if chosen.passed else "FAILS a gate")
-    return verdict + (f"; runs failing a gate: {', '.join(failing)}" if failing else "")

@@ -120,21 +120,6 @@ def _cell(change: Interval | None) -> Cell | None:
 
 def _gates(chosen: Chosen) -> tuple[pd.DataFrame | None, str]:
     """Every run's gate results in one table (as `compare` prints them), and whether the recommended run passes."""
-    if not any(chosen.results.values()):
-        return None, ""
-    import pandas as pd
+    from fieldeval.compare.gates import runs_gates
 
-    from fieldeval.compare.gates import gates_table
-
-    tables = []
-    for run, results in chosen.results.items():
-        table = gates_table(results)
-        table.insert(0, "run", run)
-        tables.append(table)
-    failing = [run for run, results in chosen.results.items() if not all(result.passed for result in results)]
-    if chosen.board.recommended is None:
-        verdict = "no run is recommended, so none passes"
-    else:
-        verdict = "the recommended run " + ("passes every gate" if chosen.passed else "FAILS a gate")
-    line = verdict + (f"; runs failing a gate: {', '.join(failing)}" if failing else "")
-    return pd.concat(tables, ignore_index=True), line
+    return runs_gates(chosen.results, chosen.board.recommended, chosen.passed)
