@@ -30,10 +30,12 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Iterator, Mapping
+from array import array
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -41,6 +43,10 @@ from fieldeval.files import StagedFile
 from fieldeval.formats import COUNTS, RESULTS_FORMAT, limits
 from fieldeval.formats import json as strict_json
 from fieldeval.formats.errors import FormatError, file_error, validation_problem
+from fieldeval.formats.names import MAX_NAME_CHARS
+
+if TYPE_CHECKING:
+    import numpy as np
 
 FORMAT: Literal["structured-output-results"] = RESULTS_FORMAT
 VERSION: Literal[1] = 1
@@ -336,6 +342,11 @@ def _row_lines(path: Path) -> Iterator[tuple[int, str]]:
     A line is read up to `limits.ROW` characters and refused past it, before it is parsed.
     """
     read_header(path)
+    return _rows_after_header(path)
+
+
+def _rows_after_header(path: Path) -> Iterator[tuple[int, str]]:
+    """`_row_lines` once the header is checked: it lists every case, so it is read once."""
     cap = limits.ROW.bytes
     with path.open(encoding="utf-8") as file:
         file.readline(limits.HEADER.bytes + 1)  # the header, read and checked (no longer than this) above
@@ -524,3 +535,231 @@ def _read_row(path: Path, number: int, text: str) -> ResultRow:
         field, what = validation_problem(exc)
         case = f"(case {name!r})" if isinstance(name, str) else None
         raise ResultsError(file_error(path, what, RESCORE, line=number, record=case, field=field)) from exc
+
+
+# --- reading a whole file as columns ------------------------------------------------------------
+
+BATCH = 1 << 13  # row lines whose counts are taken apart in one go: bounds what a batch holds
+_LATER_PATH = re.compile(r'\},"([^"]*)":\{')  # a counts object's path key after its first (no key holds a quote)
+_COUNT = re.compile(r'":([0-9]+)')  # a count of such an object: no path key holds `":`, so only counts match
+_STATUS = {"scored": 0, "unreadable": 1, "failed": 2, "not_applicable": 3}
+STATUSES: tuple[Status, ...] = ("scored", "unreadable", "failed", "not_applicable")  # by `ResultsColumns.status`
+
+
+@dataclass
+class ResultsColumns:
+    """A results file's rows as columns: what a reader of many rows keeps of each, and no more.
+
+    Rows are in file order. `layouts` holds each distinct `(field names, paths)` a scored row has
+    (the keys of its `field_scores`, the paths of its `counts`); the counts of the scored rows of
+    layout `k` are the rows of `counts[k]` (paths x `COUNTS` wide, in file order), so documents
+    with the same fields share one layout whatever their numbers. An unreadable row's counts are
+    not kept (it has none to compare), nor a failed or not-applicable row's.
+    """
+
+    header: ResultsHeader
+    names: dict[str, int]  # case name -> its row
+    lines: np.ndarray  # (rows,) each row's line number
+    scores: np.ndarray  # (rows,) float64
+    status: np.ndarray  # (rows,) int8, an index into `STATUSES`
+    layout: np.ndarray  # (rows,) int64, the layout of a scored row; -1 for any other
+    layouts: list[tuple[tuple[str, ...], tuple[str, ...]]]
+    counts: list[np.ndarray]  # per layout, (its rows, paths x len(COUNTS)), the smallest unsigned type that holds them
+
+
+CountsCheck = Callable[[str, str, tuple[int, ...]], None]  # (case, path, counts): raises on a count the reader refuses
+
+
+def read_columns(
+    path: Path | str,
+    *,
+    check_name: Callable[[str, int], None] | None = None,
+    check_counts: CountsCheck | None = None,
+) -> ResultsColumns:
+    """Read a whole results file as `ResultsColumns`, refusing what `iter_records` refuses with its messages.
+
+    A line as `ResultsWriter` writes it, with no escape, is checked by its shape (`_ROW_LINE`) and
+    taken apart by the shape's groups; its counts are not parsed one by one but all those of a
+    batch of lines at once, as one run of digits each, into an integer array. Any other line is read
+    as `iter_records` reads it, so it is refused with the same message, naming line, case and field.
+    Lines are checked in file order, so the first bad line is the one named.
+
+    `check_name(name, line)` is called for a name longer than `MAX_NAME_CHARS` or unprintable, and
+    `check_counts` for the counts of a line read the slow way (a line of the writer's shape holds
+    no count above 999,999,999): a reader with rules of its own raises there, in line order.
+
+    Raises:
+        FileNotFoundError: If there is no file at `path`.
+        ResultsError: As `iter_results`.
+    """
+    path = Path(path)
+    header = read_header(path)
+    reader = _ColumnsReader(path, check_name, check_counts)
+    batch: list[tuple[int, str]] = []
+    for line in _rows_after_header(path):
+        batch.append(line)
+        if len(batch) == BATCH:
+            reader.add(batch)
+            batch = []
+    reader.add(batch)
+    return reader.columns(header)
+
+
+class _ColumnsReader:
+    """Collects `ResultsColumns` batch by batch (see `read_columns`)."""
+
+    def __init__(self, path: Path, check_name: Callable[[str, int], None] | None, check_counts: CountsCheck | None):
+        self.path, self.check_name, self.check_counts = path, check_name, check_counts
+        self.names: dict[str, int] = {}
+        self.lines = array("q")
+        self.scores = array("d")
+        self.status = array("b")
+        self.layout = array("q")
+        self.layouts: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}
+        self.widths: list[int] = []  # per layout, how many counts a row of it holds
+        self.blocks: list[list[np.ndarray]] = []  # per layout, its counts a batch at a time
+        self.shared: dict[Any, Any] = {}  # each distinct tuple of names, held once
+        self.distinct: dict[tuple[str, ...], bool] = {}  # names tuple -> whether no name repeats
+
+    def _once(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        found = self.shared.setdefault(names, names)
+        if found not in self.distinct:
+            self.distinct[found] = len(set(found)) == len(found)
+        return found
+
+    def add(self, batch: list[tuple[int, str]]) -> None:
+        """Check and keep one batch of lines; their counts are parsed together at the end."""
+        texts: list[str] = []  # the counts text of each scored line of the writer's shape, in order
+        widths = array("q")  # how many counts each of those holds
+        rows = array("q")  # the row each of those is
+        numbers = array("q")  # the counts of scored lines read the slow way, in order
+        slow = array("q")  # the rows read the slow way
+        names, fields_of, distinct = self.names, self._once, self.distinct
+        for number, text in batch:
+            match = _ROW_LINE.fullmatch(text) if "\\" not in text else None
+            row = None
+            if match is not None:
+                name, score, status, field_scores, counts, failures = match.groups()
+                value = float(score)  # what the JSON parser makes of the same digits
+                fields = fields_of(tuple(_KEY.findall(field_scores)))
+                paths = fields_of(_paths(counts))
+                if (
+                    0 <= value <= 1
+                    and distinct[fields]
+                    and distinct[paths]
+                    and len(paths) == counts.count('":{')
+                    and len(paths) * (1 + len(COUNTS)) == counts.count('":')
+                    and _distinct_failures(failures)
+                ):
+                    row = (name, value, status, fields, paths, counts)
+            if row is None:
+                record = _read_record(self.path, number, text)
+                name, value, status, field_names, pairs = _record_counts(number, record)[1:]
+                fields = fields_of(field_names)
+                paths = fields_of(tuple(key for key, _ in pairs))
+                if status == "scored":
+                    self._slow_counts(number, name, pairs, numbers)
+                row = (name, value, status, fields, paths, None)
+            if name in names:
+                first = self.lines[names[name]]
+                repeat = f"case {name!r} repeats line {first}"
+                raise ResultsError(file_error(self.path, repeat, "give every case a distinct name", line=number))
+            if (len(name) > MAX_NAME_CHARS or not name.isprintable()) and self.check_name is not None:
+                self.check_name(name, number)
+            index = names[name] = len(self.lines)
+            self.lines.append(number)
+            self.scores.append(value)
+            self.status.append(_STATUS[status])
+            if status == "scored":
+                layout = self.layouts.setdefault((fields, paths), len(self.layouts))
+                if layout == len(self.blocks):
+                    self.blocks.append([])
+                    self.widths.append(len(paths) * len(COUNTS))
+                self.layout.append(layout)
+                if row[5] is None:
+                    slow.append(index)
+                else:
+                    texts.append(row[5])
+                    widths.append(self.widths[layout])
+                    rows.append(index)
+            else:
+                self.layout.append(-1)
+        self._keep(texts, widths, rows, numbers, slow)
+
+    def _keep(self, texts: list[str], widths: array, rows: array, numbers: array, slow: array) -> None:
+        """Parse the counts of a batch's lines of the writer's shape in one go and file them by layout."""
+        import numpy as np
+
+        found = _COUNT.findall("".join(texts))
+        parsed = np.fromstring(" ".join(found), dtype=np.int64, sep=" ") if found else np.empty(0, np.int64)
+        every = np.frombuffer(widths, dtype=np.int64)
+        assert parsed.size == every.sum()  # the shape fixes how many counts each text holds
+        starts = np.concatenate([[0], np.cumsum(every)[:-1]]).astype(np.int64)
+        rows_of = np.frombuffer(rows, dtype=np.int64)
+        slow_rows = np.frombuffer(slow, dtype=np.int64)
+        slow_values = np.frombuffer(numbers, dtype=np.int64)
+        layout = np.frombuffer(self.layout, dtype=np.int64)
+        slow_widths = [self.widths[number] for number in layout[slow_rows].tolist()]
+        slow_starts = np.concatenate([[0], np.cumsum(slow_widths, dtype=np.int64)]).astype(np.int64)
+        for number in np.unique(layout[np.concatenate([rows_of, slow_rows])]).tolist():
+            width = self.widths[number]
+            fast = np.flatnonzero(layout[rows_of] == number)
+            late = np.flatnonzero(layout[slow_rows] == number)
+            block = np.empty((fast.size + late.size, width), dtype=np.int64)
+            order = np.argsort(np.concatenate([rows_of[fast], slow_rows[late]]), kind="stable")
+            block[: fast.size] = parsed[starts[fast, None] + np.arange(width)]
+            block[fast.size :] = slow_values[slow_starts[late, None] + np.arange(width)]
+            self.blocks[number].append(_smallest(block[order]))
+
+    def _slow_counts(self, number: int, name: str, pairs: Any, numbers: array) -> None:
+        """Keep the counts of a scored line read the slow way, after the caller's check of each path's."""
+        for key, values in pairs:
+            if self.check_counts is not None:
+                self.check_counts(name, key, values)
+            try:
+                numbers.extend(values)
+            except OverflowError:
+                what = f"a count is {max(values):,}, more than a 64-bit count holds"
+                raise ResultsError(
+                    file_error(self.path, what, RESCORE, line=number, record=f"(case {name!r})", field=f"counts.{key}")
+                ) from None
+
+    def columns(self, header: ResultsHeader) -> ResultsColumns:
+        import numpy as np
+
+        counts = [
+            np.concatenate(blocks) if blocks else np.empty((0, width), dtype=np.uint8)
+            for blocks, width in zip(self.blocks, self.widths, strict=True)
+        ]
+        return ResultsColumns(
+            header,
+            self.names,
+            np.frombuffer(self.lines, dtype=np.int64),
+            np.frombuffer(self.scores, dtype=np.float64),
+            np.frombuffer(self.status, dtype=np.int8),
+            np.frombuffer(self.layout, dtype=np.int64),
+            list(self.layouts),
+            counts,
+        )
+
+
+def _paths(counts: str) -> tuple[str, ...]:
+    """The path keys of a counts object of the writer's shape with no escape, in order.
+
+    No key holds a quote, so the first `":{` ends the first key and every later key follows the
+    `},` that closes the counts before it; the caller checks that this found every `":{`.
+    """
+    if counts == "{}":
+        return ()
+    return (counts[2 : counts.find('":{')], *_LATER_PATH.findall(counts))
+
+
+def _smallest(block: np.ndarray) -> np.ndarray:
+    """`block` (whole numbers from 0) in the smallest unsigned type that holds them: most counts are small."""
+    import numpy as np
+
+    largest = int(block.max(initial=0))
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if largest <= np.iinfo(dtype).max:
+            return block.astype(dtype)
+    return block.astype(np.uint64)
