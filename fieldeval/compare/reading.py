@@ -99,35 +99,42 @@ class _RowShape(Shape):
     """A `Shape` whose pairs are built from its row of counts only when read.
 
     A comparison reads the schema and fields of every shape several times and the counts of
-    each once or twice; building the pairs' tuples each time was most of its time on a run
-    whose documents all differ. Equal to the `Shape` with the same pairs (the dataclass's
-    equality reads `pairs`, through the property here).
+    each once or twice; holding the pairs' tuples would cost about 1.5 KB a shape, which on a
+    run whose documents all differ is 1.5 KB a document. Equal to the `Shape` with the same
+    pairs (the dataclass's equality reads `pairs`, through the property here).
     """
 
-    __slots__ = ("_paths", "_row")
+    __slots__ = ("_paths", "_rows", "_index")
     _paths: tuple[str, ...]
-    _row: np.ndarray
+    _rows: np.ndarray
+    _index: int
 
-    def __init__(self, schema: str, paths: tuple[str, ...], fields: frozenset[str], unreadable: bool, row: Any):
-        for name, value in (("schema", schema), ("fields", fields), ("unreadable", unreadable)):
-            object.__setattr__(self, name, value)
-        object.__setattr__(self, "_paths", paths)
-        object.__setattr__(self, "_row", row)
+    def __init__(
+        self, schema: str, paths: tuple[str, ...], fields: frozenset[str], unreadable: bool, rows: Any, index: int
+    ):
+        put = object.__setattr__  # the dataclass is frozen
+        put(self, "schema", schema)
+        put(self, "fields", fields)
+        put(self, "unreadable", unreadable)
+        put(self, "_paths", paths)
+        put(self, "_rows", rows)
+        put(self, "_index", index)
 
     @property  # a field of `Shape`, read here from the row
     def pairs(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
-        values = self._row.tolist()
+        values = self._rows[self._index].tolist()
         return tuple(zip(self._paths, zip(*[iter(values)] * len(COUNTS), strict=True), strict=True))
 
 
 class ShapeTable(Sequence[Shape]):
-    """The distinct shapes of a run read as columns, each built as a `Shape` only when asked for.
+    """The distinct shapes of a run read as columns, each built as a `Shape` when first asked for.
 
     Documents with the same schema, paths and fields share one layout; what sets their shapes
     apart is their counts, held once per distinct row of a small unsigned integer matrix per
     layout instead of one `Shape` of tuples per document (a run of 100,000 documents whose
     counts all differ would hold 100,000 of them, about 1.5 KB each). Shape numbers run through
-    the layouts in order: layout `k`'s distinct rows are numbers `starts[k]` onwards.
+    the layouts in order: layout `k`'s distinct rows are numbers `starts[k]` onwards. A shape
+    once built is kept (about 100 bytes; its pairs are built from the row each time they are read).
     """
 
     def __init__(self, schema: str, layouts: list[tuple[tuple[str, ...], frozenset[str], bool, np.ndarray]]) -> None:
@@ -139,6 +146,7 @@ class ShapeTable(Sequence[Shape]):
             self.starts.append(total)
             total += len(rows)
         self._len = total
+        self._built: dict[int, Shape] = {}
 
     def __len__(self) -> int:
         return self._len
@@ -153,21 +161,22 @@ class ShapeTable(Sequence[Shape]):
         if isinstance(number, slice):
             return [self[each] for each in range(*number.indices(self._len))]
         number = int(number)  # a numpy integer too
+        found = self._built.get(number)
+        if found is not None:
+            return found
         if number < 0:
             number += self._len
         if not 0 <= number < self._len:
             raise IndexError(f"shape {number} of {self._len}")
         layout = bisect_right(self.starts, number) - 1
         paths, fields, unreadable, rows = self.layouts[layout]
-        return self._shape(paths, fields, unreadable, rows[number - self.starts[layout]])
+        found = self._built[number] = _RowShape(
+            self.schema, paths, fields, unreadable, rows, number - self.starts[layout]
+        )
+        return found
 
     def __iter__(self) -> Iterator[Shape]:
-        for paths, fields, unreadable, rows in self.layouts:
-            for values in rows:
-                yield self._shape(paths, fields, unreadable, values)
-
-    def _shape(self, paths: tuple[str, ...], fields: frozenset[str], unreadable: bool, values: Any) -> Shape:
-        return _RowShape(self.schema, paths, fields, unreadable, values)
+        return map(self.__getitem__, range(self._len))
 
     def unreadable_flags(self) -> np.ndarray:
         """Whether each shape is an unreadable output's, without building the shapes."""
