@@ -23,7 +23,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lab run test lint format outputs check-outputs record record-fcc compare clean
-.PHONY: bench bench-fuzzy bench-compare bench-gates bench-scale bench-notebooks bench-identity bench-report
+.PHONY: bench bench-fuzzy bench-compare bench-compare-size bench-gates bench-scale bench-notebooks bench-identity bench-report
 .PHONY: bench-record bench-quick
 
 help: ## List the targets
@@ -88,7 +88,7 @@ record-fcc: $(STAMP) ## Re-record the FCC snapshot and extractions live (needs A
 compare: $(STAMP) ## Compare two saved reports and apply gates: make compare OLD=a.json NEW=b.json GATES="--gate 'overall >= 0.8'"
 	@$(BIN)/python scripts/make_compare.py $(call shell_word,OLD) $(call shell_word,NEW) $(call shell_word,GATES)
 
-bench: bench-fuzzy bench-compare bench-gates bench-scale bench-identity bench-notebooks bench-report bench-record ## Every benchmark, each printing ratios measured in one run
+bench: bench-fuzzy bench-compare bench-compare-size bench-gates bench-scale bench-identity bench-notebooks bench-report bench-record ## Every benchmark, each printing ratios measured in one run
 
 # `make test` runs the same check beside the unit tests (scripts/run_tests.py).
 bench-quick: $(STAMP) ## Every benchmark at its smallest size and one round (--quick), two at a time; fails on any error
@@ -99,6 +99,9 @@ bench-fuzzy: $(STAMP) ## FuzzyEquals against deepdiff
 
 bench-compare: $(STAMP) ## Comparing two runs at scale against reading the reports
 	$(BIN)/python -m bench.bench_compare
+
+bench-compare-size: $(STAMP) ## Reading five 100,000-document results files for compare, and compare on two, against json.loads
+	$(BIN)/python -m bench.bench_compare_size
 
 bench-report: $(STAMP) ## Failures by kind in the results file against the rows alone; the 10,000-document page
 	$(BIN)/python bench/bench_report.py

@@ -829,7 +829,9 @@ def _distinct_rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if not counts.shape[1]:
         return counts[:1], np.zeros(len(counts), dtype=np.intp)
     weights = np.random.default_rng(0).integers(1, 1 << 63, size=counts.shape[1], dtype=np.uint64) | np.uint64(1)
-    keys = (counts.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+    keys = counts.astype(np.uint64)
+    keys *= weights  # in place: one copy of the counts at a time
+    keys = keys.sum(axis=1, dtype=np.uint64)
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     distinct = counts[first]
     if not np.array_equal(distinct[inverse], counts):

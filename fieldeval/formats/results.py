@@ -17,7 +17,8 @@ before, with none. `fieldeval.harness.results` builds the rows from a report.
 
 The file appears only when the writer closes cleanly (it is staged beside and renamed by
 `fieldeval.files.StagedFile`), so a crashed run leaves whatever was at the path before, byte for
-byte. This module imports only pydantic, so telling a results file from a report costs nothing.
+byte. This module imports only pydantic (and numpy inside `read_columns`, which reads a whole file
+as columns for compare), so telling a results file from a report costs nothing.
 
 The header lists every case (`run.cases`, about 230 bytes each), so it grows with the run: a file
 is told to be a results file by reading its first line's members from the front up to `format`
@@ -52,7 +53,6 @@ FORMAT: Literal["structured-output-results"] = RESULTS_FORMAT
 VERSION: Literal[1] = 1
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the evaluator's scored rows
 RESCORE = "re-run the scoring that wrote it"
-PARSED_TEXTS = 1 << 12  # distinct counts texts `iter_row_counts` keeps parsed
 
 # What a row's numbers mean: scored (counts filled), unreadable (an output that could not be read as
 # the schema: score 0, no counts), failed (the case could not be scored at all: score 0, reason says
@@ -259,73 +259,9 @@ def iter_records(path: Path | str) -> Iterator[dict[str, Any]]:
         yield record
 
 
-# What a comparison reads of one row: `(line, name, score, status, field names, counts)`, the field
-# names the keys of `field_scores` in order and the counts `(path, counts in COUNTS order)` pairs in
-# order. A plain tuple: at 100,000 rows a named one costs a tenth of the reading.
-RowCounts = tuple[int, str, float, str, tuple[str, ...], tuple[tuple[str, tuple[int, ...]], ...]]
-
-
-def iter_row_counts(path: Path | str) -> Iterator[RowCounts]:
-    """`iter_records` reduced to `RowCounts`, for a reader of many rows that needs only those.
-
-    A line as `ResultsWriter` writes it with no escape in it is taken apart by the groups of the
-    shape it matches, without parsing the rest: its strings then hold no escape, so the text
-    between the quotes is the value, and every `":` closes a key, so a repeated key is told by
-    counting. The counts of one document are often those of another, so each distinct counts
-    text is parsed once. Any other line is read as `iter_records` reads it, so the same lines are
-    refused with the same messages.
-
-    Raises:
-        FileNotFoundError: If there is no file at `path`.
-        ResultsError: As `iter_results`.
-    """
-    path = Path(path)
-    names = _Names(path)
-    parsed: dict[str, Any] = {}  # counts text -> its pairs, or None
-    shared: dict[tuple, tuple] = {}  # each distinct (path, counts) pair
-    for number, text in _row_lines(path):
-        if len(parsed) >= PARSED_TEXTS:  # a run of ever-new counts: memory stays bounded
-            parsed.clear()
-            shared.clear()
-        row = _row_counts(number, text, parsed, shared) if "\\" not in text else None
-        if row is None:
-            row = _record_counts(number, _read_record(path, number, text))
-        names.check(row[1], number)
-        yield row
-
-
-def _record_counts(number: int, record: dict[str, Any]) -> RowCounts:
-    counts = tuple((key, tuple(map(values.__getitem__, COUNTS))) for key, values in record["counts"].items())
-    return number, record["name"], record["score"], record["status"], tuple(record["field_scores"]), counts
-
-
-def _row_counts(number: int, text: str, parsed: dict[str, Any], shared: dict[tuple, tuple]) -> RowCounts | None:
-    """A line of the writer's shape with no escape as `RowCounts`; None for any other line."""
-    match = _ROW_LINE.fullmatch(text)
-    if match is None:
-        return None
-    name, score, status, field_scores, counts, failures = match.groups()
-    value = float(score)  # what the JSON parser makes of the same digits
-    fields = tuple(_KEY.findall(field_scores))
-    rows = parsed.get(counts, False)
-    if rows is False:
-        rows = parsed[counts] = _counts_rows(counts, shared)
-    if rows is None or not 0 <= value <= 1 or len(set(fields)) != len(fields) or not _distinct_failures(failures):
-        return None
-    return number, name, value, status, fields, rows
-
-
-def _counts_rows(text: str, shared: dict[tuple, tuple]) -> tuple[tuple[str, tuple[int, ...]], ...] | None:
-    """A counts object of the writer's shape with no escape as `(path, counts)` pairs; None if a path repeats.
-
-    Its counts are in `COUNTS` order (the shape fixes it); each pair is the one `shared` already
-    holds when an earlier row had it, so distinct documents that repeat a field's counts share them.
-    """
-    found = json.loads(text)
-    if len(found) * (1 + len(COUNTS)) != text.count('":'):
-        return None
-    pairs = ((key, tuple(values.values())) for key, values in found.items())
-    return tuple(shared.setdefault(pair, pair) for pair in pairs)
+def _record_pairs(record: dict[str, Any]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """A row's counts as `(path, counts in COUNTS order)` pairs, in order."""
+    return tuple((key, tuple(map(values.__getitem__, COUNTS))) for key, values in record["counts"].items())
 
 
 def _distinct_failures(text: str) -> bool:
@@ -654,8 +590,8 @@ class _ColumnsReader:
                     row = (name, value, status, fields, paths, counts)
             if row is None:
                 record = _read_record(self.path, number, text)
-                name, value, status, field_names, pairs = _record_counts(number, record)[1:]
-                fields = fields_of(field_names)
+                name, value, status, pairs = record["name"], record["score"], record["status"], _record_pairs(record)
+                fields = fields_of(tuple(record["field_scores"]))
                 paths = fields_of(tuple(key for key, _ in pairs))
                 if status == "scored":
                     self._slow_counts(number, name, pairs, numbers)
