@@ -169,3 +169,21 @@ def test_distinct_rows_are_numpys(seed):
     distinct, of = _distinct_rows(counts)
     assert (distinct[of] == counts).all()
     assert sorted(map(tuple, distinct.tolist())) == sorted(map(tuple, np.unique(counts, axis=0).tolist()))
+
+
+def test_batches_of_any_size_read_the_same(tmp_path, monkeypatch):
+    """Counts parsed a batch at a time, in types as small as each batch allows, join up the same."""
+    from fieldeval.formats import results
+
+    path = write(tmp_path / "run.jsonl", rows(7))
+    whole = read_columns(path)
+    monkeypatch.setattr(results, "BATCH", 7)
+    batched = read_columns(path)
+    assert batched.names == whole.names and batched.layouts == whole.layouts
+    for a, b in zip(
+        (batched.scores, batched.status, batched.layout, *batched.counts),
+        (whole.scores, whole.status, whole.layout, *whole.counts),
+        strict=True,
+    ):
+        assert a.tolist() == b.tolist()
+    assert any(counts.dtype != np.uint8 for counts in batched.counts)  # some batch needed a wider type
