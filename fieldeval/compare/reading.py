@@ -828,7 +828,8 @@ def _distinct_rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     if not counts.shape[1]:
         return counts[:1], np.zeros(len(counts), dtype=np.intp)
-    weights = np.random.default_rng(0).integers(1, 1 << 63, size=counts.shape[1], dtype=np.uint64) | np.uint64(1)
+    drawn = np.random.default_rng(0).integers(1, 1 << 63, size=counts.shape[1], dtype=np.uint64)
+    weights = np.asarray(drawn, dtype=np.uint64) | np.uint64(1)  # odd: each column's weight is invertible mod 2**64
     keys = np.zeros(len(counts), dtype=np.uint64)
     for column in range(counts.shape[1]):  # a column at a time: no wide copy of the counts
         keys += counts[:, column].astype(np.uint64) * weights[column]
