@@ -564,37 +564,44 @@ class _ColumnsReader:
 
     def add(self, batch: list[tuple[int, str]]) -> None:
         """Check and keep one batch of lines; their counts are parsed together at the end."""
-        texts: list[str] = []  # the counts text of each scored line of the writer's shape, in order
-        widths = array("q")  # how many counts each of those holds
-        rows = array("q")  # the row each of those is
+        texts: dict[str, tuple[int, tuple[str, ...], bool]] = {}  # each distinct counts text: (its place, paths, fit)
+        widths = array("q")  # how many counts each of those texts holds
+        rows = array("q")  # each scored line of the writer's shape: its row
+        slots = array("q")  # and the place of its counts text
         numbers = array("q")  # the counts of scored lines read the slow way, in order
         slow = array("q")  # the rows read the slow way
+        failures_fit: dict[str, bool] = {"{}": True}  # failures text -> whether it repeats no key
         names, fields_of, distinct = self.names, self._once, self.distinct
         for number, text in batch:
             match = _ROW_LINE.fullmatch(text) if "\\" not in text else None
-            row = None
+            place = -1  # where this line's counts text is among the batch's; -1: the line is read the slow way
             if match is not None:
                 name, score, status, field_scores, counts, failures = match.groups()
                 value = float(score)  # what the JSON parser makes of the same digits
                 fields = fields_of(tuple(_KEY.findall(field_scores)))
-                paths = fields_of(_paths(counts))
-                if (
-                    0 <= value <= 1
-                    and distinct[fields]
-                    and distinct[paths]
-                    and len(paths) == counts.count('":{')
-                    and len(paths) * (1 + len(COUNTS)) == counts.count('":')
-                    and _distinct_failures(failures)
-                ):
-                    row = (name, value, status, fields, paths, counts)
-            if row is None:
+                known = texts.get(counts)  # documents often repeat another's counts: each text is looked at once
+                if known is None:
+                    paths = fields_of(_paths(counts))
+                    fit = (
+                        distinct[paths]
+                        and len(paths) == counts.count('":{')
+                        and len(paths) * (1 + len(COUNTS)) == counts.count('":')
+                    )
+                    known = texts[counts] = (len(texts), paths, fit)
+                    widths.append(len(paths) * len(COUNTS) if fit else 0)  # an unfit text is not parsed
+                slot, paths, fit = known
+                fine = failures_fit.get(failures)
+                if fine is None:
+                    fine = failures_fit[failures] = _distinct_failures(failures)
+                if 0 <= value <= 1 and distinct[fields] and fit and fine:
+                    place = slot
+            if place < 0:
                 record = _read_record(self.path, number, text)
                 name, value, status, pairs = record["name"], record["score"], record["status"], _record_pairs(record)
                 fields = fields_of(tuple(record["field_scores"]))
                 paths = fields_of(tuple(key for key, _ in pairs))
                 if status == "scored":
                     self._slow_counts(number, name, pairs, numbers)
-                row = (name, value, status, fields, paths, None)
             if name in names:
                 first = self.lines[names[name]]
                 repeat = f"case {name!r} repeats line {first}"
@@ -611,24 +618,23 @@ class _ColumnsReader:
                     self.blocks.append([])
                     self.widths.append(len(paths) * len(COUNTS))
                 self.layout.append(layout)
-                if row[5] is None:
+                if place < 0:
                     slow.append(index)
                 else:
-                    texts.append(row[5])
-                    widths.append(self.widths[layout])
                     rows.append(index)
+                    slots.append(place)
             else:
                 self.layout.append(-1)
-        self._keep(texts, widths, rows, numbers, slow)
+        self._keep([text if fit else "" for text, (_, _, fit) in texts.items()], widths, rows, slots, numbers, slow)
 
-    def _keep(self, texts: list[str], widths: array, rows: array, numbers: array, slow: array) -> None:
-        """Parse the counts of a batch's lines of the writer's shape in one go and file them by layout."""
+    def _keep(self, texts: list[str], widths: array, rows: array, slots: array, numbers: array, slow: array) -> None:
+        """Parse a batch's distinct counts texts in one go and file each scored line's counts by layout."""
         import numpy as np
 
         parsed = _counts_in("".join(texts).encode("utf-8"))
         every = np.frombuffer(widths, dtype=np.int64)
         assert parsed.size == every.sum()  # the shape fixes how many counts each text holds
-        starts = np.concatenate([[0], np.cumsum(every)[:-1]]).astype(np.int64)
+        starts = np.concatenate([[0], np.cumsum(every)[:-1]]).astype(np.int64)[np.frombuffer(slots, dtype=np.int64)]
         rows_of = np.frombuffer(rows, dtype=np.int64)
         slow_rows = np.frombuffer(slow, dtype=np.int64)
         slow_values = np.frombuffer(numbers, dtype=np.int64)
