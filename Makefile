@@ -23,8 +23,8 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lab run test lint format outputs check-outputs record record-fcc compare clean
-.PHONY: bench bench-fuzzy bench-compare bench-gates bench-scale bench-notebooks bench-identity bench-report
-.PHONY: bench-record bench-quick bench-candidates
+.PHONY: bench bench-fuzzy bench-compare bench-compare-size bench-gates bench-scale bench-notebooks bench-identity bench-report
+.PHONY: bench-record bench-quick bench-candidates bench-labels
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -88,7 +88,7 @@ record-fcc: $(STAMP) ## Re-record the FCC snapshot and extractions live (needs A
 compare: $(STAMP) ## Compare two saved reports and apply gates: make compare OLD=a.json NEW=b.json GATES="--gate 'overall >= 0.8'"
 	@$(BIN)/python scripts/make_compare.py $(call shell_word,OLD) $(call shell_word,NEW) $(call shell_word,GATES)
 
-bench: bench-fuzzy bench-compare bench-gates bench-candidates bench-scale bench-identity bench-notebooks bench-report bench-record ## Every benchmark, each printing ratios measured in one run
+bench: bench-fuzzy bench-compare bench-compare-size bench-gates bench-candidates bench-labels bench-scale bench-identity bench-notebooks bench-report bench-record ## Every benchmark, each printing ratios measured in one run
 
 # `make test` runs the same check beside the unit tests (scripts/run_tests.py).
 bench-quick: $(STAMP) ## Every benchmark at its smallest size and one round (--quick), two at a time; fails on any error
@@ -100,6 +100,9 @@ bench-fuzzy: $(STAMP) ## FuzzyEquals against deepdiff
 bench-compare: $(STAMP) ## Comparing two runs at scale against reading the reports
 	$(BIN)/python -m bench.bench_compare
 
+bench-compare-size: $(STAMP) ## Reading five 100,000-document results files for compare, and compare on two, against json.loads
+	$(BIN)/python -m bench.bench_compare_size
+
 bench-report: $(STAMP) ## Failures by kind in the results file against the rows alone; the 10,000-document page
 	$(BIN)/python bench/bench_report.py
 
@@ -108,6 +111,9 @@ bench-gates: $(STAMP) ## False alarms and power of interval-end gates: joint, pe
 
 bench-candidates: $(STAMP) ## A leaderboard's family-wise false-verdict rate under no change, 2 to 8 candidates, by simulation
 	$(BIN)/python bench/bench_candidates.py
+
+bench-labels: $(STAMP) ## The label audit's precision and recall at a review budget, against ranking by leaf cost alone
+	$(BIN)/python -m bench.bench_labels
 
 bench-scale: $(STAMP) ## score in one process, on 2 workers and a local Dask cluster, against the bare stickler loop
 	$(BIN)/python -m bench.bench_scale

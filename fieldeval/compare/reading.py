@@ -24,16 +24,17 @@ from __future__ import annotations
 import json
 import math
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from fieldeval.compare.params import CompareError, check_run_file
 from fieldeval.formats import COUNTS, limits
 from fieldeval.formats.json import skip_blanks
-from fieldeval.formats.names import MAX_NAME_CHARS, name_problem
+from fieldeval.formats.names import name_problem
 from fieldeval.formats.results import is_results_file
 from fieldeval.formats.run_info import RUN_FIX, RUN_KEY, RunInfo, RunInfoError, read_run_info
 
@@ -94,6 +95,96 @@ class Shape:
         return MappingProxyType(dict(self.pairs))
 
 
+class _RowShape(Shape):
+    """A `Shape` whose pairs are built from its row of counts only when read.
+
+    A comparison reads the schema and fields of every shape several times and the counts of
+    each once or twice; holding the pairs' tuples would cost about 1.5 KB a shape, which on a
+    run whose documents all differ is 1.5 KB a document. Equal to the `Shape` with the same
+    pairs (the dataclass's equality reads `pairs`, through the property here).
+    """
+
+    __slots__ = ("_paths", "_rows", "_index")
+    _paths: tuple[str, ...]
+    _rows: np.ndarray
+    _index: int
+
+    def __init__(
+        self, schema: str, paths: tuple[str, ...], fields: frozenset[str], unreadable: bool, rows: Any, index: int
+    ):
+        put = object.__setattr__  # the dataclass is frozen
+        put(self, "schema", schema)
+        put(self, "fields", fields)
+        put(self, "unreadable", unreadable)
+        put(self, "_paths", paths)
+        put(self, "_rows", rows)
+        put(self, "_index", index)
+
+    @property  # a field of `Shape`, read here from the row
+    def pairs(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        values = self._rows[self._index].tolist()
+        return tuple(zip(self._paths, zip(*[iter(values)] * len(COUNTS), strict=True), strict=True))
+
+
+class ShapeTable(Sequence[Shape]):
+    """The distinct shapes of a run read as columns, each built as a `Shape` when first asked for.
+
+    Documents with the same schema, paths and fields share one layout; what sets their shapes
+    apart is their counts, held once per distinct row of a small unsigned integer matrix per
+    layout instead of one `Shape` of tuples per document (a run of 100,000 documents whose
+    counts all differ would hold 100,000 of them, about 1.5 KB each). Shape numbers run through
+    the layouts in order: layout `k`'s distinct rows are numbers `starts[k]` onwards. A shape
+    once built is kept (about 100 bytes; its pairs are built from the row each time they are read).
+    """
+
+    def __init__(self, schema: str, layouts: list[tuple[tuple[str, ...], frozenset[str], bool, np.ndarray]]) -> None:
+        self.schema = schema
+        self.layouts = layouts  # (paths, fields, unreadable, distinct count rows)
+        self.starts: list[int] = []
+        total = 0
+        for *_, rows in layouts:
+            self.starts.append(total)
+            total += len(rows)
+        self._len = total
+        self._built: dict[int, Shape] = {}
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, number: int) -> Shape: ...
+
+    @overload
+    def __getitem__(self, number: slice) -> Sequence[Shape]: ...
+
+    def __getitem__(self, number: int | slice) -> Shape | Sequence[Shape]:
+        if isinstance(number, slice):
+            return [self[each] for each in range(*number.indices(self._len))]
+        number = int(number)  # a numpy integer too
+        found = self._built.get(number)
+        if found is not None:
+            return found
+        if number < 0:
+            number += self._len
+        if not 0 <= number < self._len:
+            raise IndexError(f"shape {number} of {self._len}")
+        layout = bisect_right(self.starts, number) - 1
+        paths, fields, unreadable, rows = self.layouts[layout]
+        found = self._built[number] = _RowShape(
+            self.schema, paths, fields, unreadable, rows, number - self.starts[layout]
+        )
+        return found
+
+    def __iter__(self) -> Iterator[Shape]:
+        return map(self.__getitem__, range(self._len))
+
+    def unreadable_flags(self) -> np.ndarray:
+        """Whether each shape is an unreadable output's, without building the shapes."""
+        import numpy as np
+
+        return np.repeat([unreadable for _, _, unreadable, _ in self.layouts], [len(rows) for *_, rows in self.layouts])
+
+
 _NO_VALUES: Mapping[str, str] = MappingProxyType({})  # a document with no field values; one empty map for all
 _NO_TEXTS = (_NO_VALUES, _NO_VALUES)
 
@@ -110,12 +201,25 @@ class Documents(Mapping[str, Document]):
 
     def __init__(self) -> None:
         self.position: dict[str, int] = {}
-        self.shapes: list[Shape] = []
+        self._list: list[Shape] = []
+        self.shapes: Sequence[Shape] = self._list
         self._numbers: dict[Shape, int] = {}
-        self._scores = array("d")
-        self._shape_numbers = array("q")
-        self._values: list[tuple[Mapping[str, str], Mapping[str, str]]] = []
+        self._scores: array | np.ndarray = array("d")
+        self._shape_numbers: array | np.ndarray = array("q")
+        self._values: list[tuple[Mapping[str, str], Mapping[str, str]]] | None = []
         self._last: tuple[tuple[str, ...], np.ndarray] | None = None
+
+    @classmethod
+    def held(cls, position: dict[str, int], scores: np.ndarray, numbers: np.ndarray, shapes: ShapeTable) -> Documents:
+        """Documents already held as columns (a results file read whole): no field values, shapes built on demand.
+
+        `position` maps each name to its place in `scores` (float64) and `numbers` (int64, each
+        document's shape in `shapes`).
+        """
+        found = cls()
+        found.position, found._scores, found._shape_numbers, found.shapes = position, scores, numbers, shapes
+        found._values = None
+        return found
 
     @classmethod
     def of(cls, documents: Mapping[str, Document]) -> Documents:
@@ -130,8 +234,8 @@ class Documents(Mapping[str, Document]):
     def number(self, shape: Shape) -> int:
         """The number of `shape` in this run, the same for every equal shape."""
         if shape not in self._numbers:
-            self._numbers[shape] = len(self.shapes)
-            self.shapes.append(shape)
+            self._numbers[shape] = len(self._list)
+            self._list.append(shape)
         return self._numbers[shape]
 
     def add(
@@ -143,6 +247,7 @@ class Documents(Mapping[str, Document]):
         actual: Mapping[str, str] = _NO_VALUES,
     ) -> None:
         """Keep one document: its name, score, the number of its shape and its field values."""
+        assert isinstance(self._scores, array) and isinstance(self._shape_numbers, array) and self._values is not None
         self.position[name] = len(self._scores)
         self._scores.append(score)
         self._shape_numbers.append(shape)
@@ -186,15 +291,18 @@ class Documents(Mapping[str, Document]):
         """How many of the documents named are outputs that could not be read as the schema."""
         import numpy as np
 
-        flags = np.array([shape.unreadable for shape in self.shapes], dtype=bool)
+        if isinstance(self.shapes, ShapeTable):
+            flags = self.shapes.unreadable_flags()
+        else:
+            flags = np.array([shape.unreadable for shape in self.shapes], dtype=bool)
         return int(flags[self.columns(names)[1]].sum())
 
     def __getitem__(self, name: str) -> Document:
         index = self.position[name]
         shape = self.shapes[self._shape_numbers[index]]
-        expected, actual = self._values[index]
+        expected, actual = _NO_TEXTS if self._values is None else self._values[index]
         return Document(
-            self._scores[index], shape.schema, shape.counts, expected, actual, shape.unreadable, shape.fields
+            float(self._scores[index]), shape.schema, shape.counts, expected, actual, shape.unreadable, shape.fields
         )
 
     def __contains__(self, name: object) -> bool:
@@ -632,13 +740,15 @@ def read_text(path: Path) -> str:
 
 
 def read_results_file(path: Path | str, source: str | None = None) -> Run:
-    """Read a compact per-document results file for a comparison, one line at a time.
+    """Read a compact per-document results file for a comparison, whole, as columns.
 
-    Rows are streamed by `fieldeval.formats.results.iter_row_counts` as the few things compare
-    reads of them; it refuses a bad header, a line that does not validate (so a score outside
-    [0, 1] or a negative count) and a repeated name. Each row is checked here as a saved
-    report's case is (a printable name; counts up to `MAX_COUNT`, once per distinct shape) and
-    kept as a score and a shape number. The file holds no outputs, so the movers table shows no
+    The rows are read by `fieldeval.formats.results.read_columns`, which checks each line in
+    file order (refusing a bad header, a line that does not validate, so a score outside [0, 1]
+    or a negative count, and a repeated name) and parses the counts of many lines at once. Each
+    row is checked here as a saved report's case is: a printable name, and counts up to
+    `MAX_COUNT` (a line of the writer's shape cannot hold more, so only lines read one by one
+    are checked). Documents with the same fields share one layout, and each distinct row of
+    counts is held once (`ShapeTable`). The file holds no outputs, so the movers table shows no
     field values for it. A row with no verdict (`failed`, `not_applicable`) is a case not
     scored, as in a saved report.
 
@@ -646,28 +756,88 @@ def read_results_file(path: Path | str, source: str | None = None) -> Run:
         FileNotFoundError: If there is no file at `path`.
         ValueError: A `ResultsError` or `CompareError` naming the file, the line or case, and the field.
     """
-    from fieldeval.formats.results import iter_row_counts, read_header
+    import numpy as np
+
+    from fieldeval.formats.results import STATUSES, read_columns
 
     path = Path(path)
     source = source or str(path)
-    header = read_header(path)
-    schema = header.schema_.rpartition(":")[2]
+
+    def refuse_name(name: str, line: int) -> None:
+        check_name(name, f"{source}: a case")
+
+    def refuse_counts(name: str, field_path: str, values: tuple[int, ...]) -> None:
+        if max(values, default=0) > MAX_COUNT:
+            _check_counts(dict(zip(COUNTS, values, strict=True)), f"{source}: case {name!r}", field_path)
+
+    columns = read_columns(path, check_name=refuse_name, check_counts=refuse_counts)
     builder = _Builder(source)
-    builder.info = header.run
-    documents, shapes, unscored = builder.documents, builder.shapes, builder.unscored
-    for _, name, score, status, fields, counts in iter_row_counts(path):  # names are distinct: a repeat is refused
-        if len(name) > MAX_NAME_CHARS or not name.isprintable():
-            check_name(name, f"{source}: a case")
-        if status == "scored" or status == "unreadable":
-            unreadable = status == "unreadable"
-            key = (schema, () if unreadable else counts, fields, unreadable)
-            shape = shapes.get(key)
-            if shape is None:
-                shape = shapes.number(key, f"{source}: case {name!r}")
-            documents.add(name, score, shape)
-        else:  # failed, not_applicable
-            unscored[name] = NOT_OURS
-    return builder.run()
+    builder.info = columns.header.run
+    status = columns.status
+    kept = np.flatnonzero(status <= STATUSES.index("unreadable"))  # scored or unreadable: a document
+    position = columns.names
+    if len(kept) < len(status):
+        names = list(columns.names)
+        builder.unscored.update((names[row], NOT_OURS) for row in np.flatnonzero(status > 1).tolist())
+        position = {names[row]: index for index, row in enumerate(kept.tolist())}
+    if not position:
+        return builder.run()  # refuses a run with nothing scored
+    schema = columns.header.schema_.rpartition(":")[2]
+    numbers = np.empty(len(status), dtype=np.int64)
+    shapes = _shape_table(schema, columns, numbers)
+    documents = Documents.held(position, columns.scores[kept], numbers[kept], shapes)
+    return Run(source, documents, builder.unscored, _run_info(source, builder.info))
+
+
+def _shape_table(schema: str, columns: Any, numbers: np.ndarray) -> ShapeTable:
+    """The distinct shapes of a results file's documents, writing each document's shape number into `numbers`.
+
+    Layouts whose paths and recorded fields agree (their field names may differ in order) are one
+    layout here, as equal `Shape`s are one shape in a saved report's run.
+    """
+    import numpy as np
+
+    merged: dict[tuple[tuple[str, ...], frozenset[str]], list[int]] = {}
+    for layout, (field_names, paths) in enumerate(columns.layouts):
+        merged.setdefault((paths, schema_fields(field_names, paths)), []).append(layout)
+    table: list[tuple[tuple[str, ...], frozenset[str], bool, np.ndarray]] = []
+    start = 0
+    for (paths, fields), layouts in merged.items():
+        rows = np.concatenate([np.flatnonzero(columns.layout == layout) for layout in layouts])
+        counts = np.concatenate([columns.counts[layout] for layout in layouts])
+        distinct, inverse = _distinct_rows(counts)
+        numbers[rows] = start + inverse
+        table.append((paths, fields, False, distinct))
+        start += len(distinct)
+    unreadable = np.flatnonzero(columns.status == 1)
+    if len(unreadable):
+        numbers[unreadable] = start
+        table.append(((), frozenset(), True, np.zeros((1, 0), dtype=np.uint8)))
+    return ShapeTable(schema, table)
+
+
+def _distinct_rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of `counts` and each row's place among them.
+
+    Rows are told apart by a 64-bit hash (random odd weights, summed with wrap-around), which sorts
+    as fast as one integer per row; `np.unique(axis=0)` sorts the rows as byte strings, several
+    times slower at 100,000 rows. Should two different rows share a hash, the check after finds
+    it and the rows are sorted whole instead, so the answer is exact either way.
+    """
+    import numpy as np
+
+    if not counts.shape[1]:
+        return counts[:1], np.zeros(len(counts), dtype=np.intp)
+    drawn = np.random.default_rng(0).integers(1, 1 << 63, size=counts.shape[1], dtype=np.uint64)
+    weights = np.asarray(drawn, dtype=np.uint64) | np.uint64(1)  # odd: each column's weight is invertible mod 2**64
+    keys = np.zeros(len(counts), dtype=np.uint64)
+    for column in range(counts.shape[1]):  # a column at a time: no wide copy of the counts
+        keys += counts[:, column].astype(np.uint64) * weights[column]
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    distinct = counts[first]
+    if not np.array_equal(distinct[inverse], counts):
+        distinct, inverse = np.unique(counts, axis=0, return_inverse=True)
+    return distinct, inverse.reshape(-1)
 
 
 def _run_info(source: str, data: Any) -> RunInfo | None:

@@ -17,7 +17,8 @@ before, with none. `fieldeval.harness.results` builds the rows from a report.
 
 The file appears only when the writer closes cleanly (it is staged beside and renamed by
 `fieldeval.files.StagedFile`), so a crashed run leaves whatever was at the path before, byte for
-byte. This module imports only pydantic, so telling a results file from a report costs nothing.
+byte. This module imports only pydantic (and numpy inside `read_columns`, which reads a whole file
+as columns for compare), so telling a results file from a report costs nothing.
 
 The header lists every case (`run.cases`, about 230 bytes each), so it grows with the run: a file
 is told to be a results file by reading its first line's members from the front up to `format`
@@ -30,10 +31,12 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Iterator, Mapping
+from array import array
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -41,12 +44,15 @@ from fieldeval.files import StagedFile
 from fieldeval.formats import COUNTS, RESULTS_FORMAT, limits
 from fieldeval.formats import json as strict_json
 from fieldeval.formats.errors import FormatError, file_error, validation_problem
+from fieldeval.formats.names import MAX_NAME_CHARS
+
+if TYPE_CHECKING:
+    import numpy as np
 
 FORMAT: Literal["structured-output-results"] = RESULTS_FORMAT
 VERSION: Literal[1] = 1
 MARKER = "StructuredOutputSimilarity"  # `metadata["evaluated_by"]` on the evaluator's scored rows
 RESCORE = "re-run the scoring that wrote it"
-PARSED_TEXTS = 1 << 12  # distinct counts texts `iter_row_counts` keeps parsed
 
 # What a row's numbers mean: scored (counts filled), unreadable (an output that could not be read as
 # the schema: score 0, no counts), failed (the case could not be scored at all: score 0, reason says
@@ -253,73 +259,9 @@ def iter_records(path: Path | str) -> Iterator[dict[str, Any]]:
         yield record
 
 
-# What a comparison reads of one row: `(line, name, score, status, field names, counts)`, the field
-# names the keys of `field_scores` in order and the counts `(path, counts in COUNTS order)` pairs in
-# order. A plain tuple: at 100,000 rows a named one costs a tenth of the reading.
-RowCounts = tuple[int, str, float, str, tuple[str, ...], tuple[tuple[str, tuple[int, ...]], ...]]
-
-
-def iter_row_counts(path: Path | str) -> Iterator[RowCounts]:
-    """`iter_records` reduced to `RowCounts`, for a reader of many rows that needs only those.
-
-    A line as `ResultsWriter` writes it with no escape in it is taken apart by the groups of the
-    shape it matches, without parsing the rest: its strings then hold no escape, so the text
-    between the quotes is the value, and every `":` closes a key, so a repeated key is told by
-    counting. The counts of one document are often those of another, so each distinct counts
-    text is parsed once. Any other line is read as `iter_records` reads it, so the same lines are
-    refused with the same messages.
-
-    Raises:
-        FileNotFoundError: If there is no file at `path`.
-        ResultsError: As `iter_results`.
-    """
-    path = Path(path)
-    names = _Names(path)
-    parsed: dict[str, Any] = {}  # counts text -> its pairs, or None
-    shared: dict[tuple, tuple] = {}  # each distinct (path, counts) pair
-    for number, text in _row_lines(path):
-        if len(parsed) >= PARSED_TEXTS:  # a run of ever-new counts: memory stays bounded
-            parsed.clear()
-            shared.clear()
-        row = _row_counts(number, text, parsed, shared) if "\\" not in text else None
-        if row is None:
-            row = _record_counts(number, _read_record(path, number, text))
-        names.check(row[1], number)
-        yield row
-
-
-def _record_counts(number: int, record: dict[str, Any]) -> RowCounts:
-    counts = tuple((key, tuple(map(values.__getitem__, COUNTS))) for key, values in record["counts"].items())
-    return number, record["name"], record["score"], record["status"], tuple(record["field_scores"]), counts
-
-
-def _row_counts(number: int, text: str, parsed: dict[str, Any], shared: dict[tuple, tuple]) -> RowCounts | None:
-    """A line of the writer's shape with no escape as `RowCounts`; None for any other line."""
-    match = _ROW_LINE.fullmatch(text)
-    if match is None:
-        return None
-    name, score, status, field_scores, counts, failures = match.groups()
-    value = float(score)  # what the JSON parser makes of the same digits
-    fields = tuple(_KEY.findall(field_scores))
-    rows = parsed.get(counts, False)
-    if rows is False:
-        rows = parsed[counts] = _counts_rows(counts, shared)
-    if rows is None or not 0 <= value <= 1 or len(set(fields)) != len(fields) or not _distinct_failures(failures):
-        return None
-    return number, name, value, status, fields, rows
-
-
-def _counts_rows(text: str, shared: dict[tuple, tuple]) -> tuple[tuple[str, tuple[int, ...]], ...] | None:
-    """A counts object of the writer's shape with no escape as `(path, counts)` pairs; None if a path repeats.
-
-    Its counts are in `COUNTS` order (the shape fixes it); each pair is the one `shared` already
-    holds when an earlier row had it, so distinct documents that repeat a field's counts share them.
-    """
-    found = json.loads(text)
-    if len(found) * (1 + len(COUNTS)) != text.count('":'):
-        return None
-    pairs = ((key, tuple(values.values())) for key, values in found.items())
-    return tuple(shared.setdefault(pair, pair) for pair in pairs)
+def _record_pairs(record: dict[str, Any]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """A row's counts as `(path, counts in COUNTS order)` pairs, in order."""
+    return tuple((key, tuple(map(values.__getitem__, COUNTS))) for key, values in record["counts"].items())
 
 
 def _distinct_failures(text: str) -> bool:
@@ -336,6 +278,11 @@ def _row_lines(path: Path) -> Iterator[tuple[int, str]]:
     A line is read up to `limits.ROW` characters and refused past it, before it is parsed.
     """
     read_header(path)
+    return _rows_after_header(path)
+
+
+def _rows_after_header(path: Path) -> Iterator[tuple[int, str]]:
+    """`_row_lines` once the header is checked: it lists every case, so it is read once."""
     cap = limits.ROW.bytes
     with path.open(encoding="utf-8") as file:
         file.readline(limits.HEADER.bytes + 1)  # the header, read and checked (no longer than this) above
@@ -524,3 +471,257 @@ def _read_row(path: Path, number: int, text: str) -> ResultRow:
         field, what = validation_problem(exc)
         case = f"(case {name!r})" if isinstance(name, str) else None
         raise ResultsError(file_error(path, what, RESCORE, line=number, record=case, field=field)) from exc
+
+
+# --- reading a whole file as columns ------------------------------------------------------------
+
+BATCH = 1 << 11  # row lines whose counts are taken apart in one go: bounds what a batch holds
+_LATER_PATH = re.compile(r'\},"([^"]*)":\{')  # a counts object's path key after its first (no key holds a quote)
+_STATUS = {"scored": 0, "unreadable": 1, "failed": 2, "not_applicable": 3}
+STATUSES: tuple[Status, ...] = ("scored", "unreadable", "failed", "not_applicable")  # by `ResultsColumns.status`
+
+
+@dataclass
+class ResultsColumns:
+    """A results file's rows as columns: what a reader of many rows keeps of each, and no more.
+
+    Rows are in file order. `layouts` holds each distinct `(field names, paths)` a scored row has
+    (the keys of its `field_scores`, the paths of its `counts`); the counts of the scored rows of
+    layout `k` are the rows of `counts[k]` (paths x `COUNTS` wide, in file order), so documents
+    with the same fields share one layout whatever their numbers. An unreadable row's counts are
+    not kept (it has none to compare), nor a failed or not-applicable row's.
+    """
+
+    header: ResultsHeader
+    names: dict[str, int]  # case name -> its row
+    lines: np.ndarray  # (rows,) each row's line number
+    scores: np.ndarray  # (rows,) float64
+    status: np.ndarray  # (rows,) int8, an index into `STATUSES`
+    layout: np.ndarray  # (rows,) int64, the layout of a scored row; -1 for any other
+    layouts: list[tuple[tuple[str, ...], tuple[str, ...]]]
+    counts: list[np.ndarray]  # per layout, (its rows, paths x len(COUNTS)), the smallest unsigned type that holds them
+
+
+CountsCheck = Callable[[str, str, tuple[int, ...]], None]  # (case, path, counts): raises on a count the reader refuses
+
+
+def read_columns(
+    path: Path | str,
+    *,
+    check_name: Callable[[str, int], None] | None = None,
+    check_counts: CountsCheck | None = None,
+) -> ResultsColumns:
+    """Read a whole results file as `ResultsColumns`, refusing what `iter_records` refuses with its messages.
+
+    A line as `ResultsWriter` writes it, with no escape, is checked by its shape (`_ROW_LINE`) and
+    taken apart by the shape's groups; its counts are not parsed one by one but all those of a
+    batch of lines at once, as one run of digits each, into an integer array. Any other line is read
+    as `iter_records` reads it, so it is refused with the same message, naming line, case and field.
+    Lines are checked in file order, so the first bad line is the one named.
+
+    `check_name(name, line)` is called for a name longer than `MAX_NAME_CHARS` or unprintable, and
+    `check_counts` for the counts of a line read the slow way (a line of the writer's shape holds
+    no count above 999,999,999): a reader with rules of its own raises there, in line order.
+
+    Raises:
+        FileNotFoundError: If there is no file at `path`.
+        ResultsError: As `iter_results`.
+    """
+    path = Path(path)
+    header = read_header(path)
+    reader = _ColumnsReader(path, check_name, check_counts)
+    batch: list[tuple[int, str]] = []
+    for line in _rows_after_header(path):
+        batch.append(line)
+        if len(batch) == BATCH:
+            reader.add(batch)
+            batch = []
+    reader.add(batch)
+    return reader.columns(header)
+
+
+class _ColumnsReader:
+    """Collects `ResultsColumns` batch by batch (see `read_columns`)."""
+
+    def __init__(self, path: Path, check_name: Callable[[str, int], None] | None, check_counts: CountsCheck | None):
+        self.path, self.check_name, self.check_counts = path, check_name, check_counts
+        self.names: dict[str, int] = {}
+        self.lines = array("q")
+        self.scores = array("d")
+        self.status = array("b")
+        self.layout = array("q")
+        self.layouts: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}
+        self.widths: list[int] = []  # per layout, how many counts a row of it holds
+        self.blocks: list[list[np.ndarray]] = []  # per layout, its counts a batch at a time
+        self.shared: dict[Any, Any] = {}  # each distinct tuple of names, held once
+        self.distinct: dict[tuple[str, ...], bool] = {}  # names tuple -> whether no name repeats
+
+    def _once(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        found = self.shared.setdefault(names, names)
+        if found not in self.distinct:
+            self.distinct[found] = len(set(found)) == len(found)
+        return found
+
+    def add(self, batch: list[tuple[int, str]]) -> None:
+        """Check and keep one batch of lines; their counts are parsed together at the end."""
+        texts: dict[str, tuple[int, tuple[str, ...], bool]] = {}  # each distinct counts text: (its place, paths, fit)
+        widths = array("q")  # how many counts each of those texts holds
+        rows = array("q")  # each scored line of the writer's shape: its row
+        slots = array("q")  # and the place of its counts text
+        numbers = array("q")  # the counts of scored lines read the slow way, in order
+        slow = array("q")  # the rows read the slow way
+        failures_fit: dict[str, bool] = {"{}": True}  # failures text -> whether it repeats no key
+        names, fields_of, distinct = self.names, self._once, self.distinct
+        for number, text in batch:
+            match = _ROW_LINE.fullmatch(text) if "\\" not in text else None
+            place = -1  # where this line's counts text is among the batch's; -1: the line is read the slow way
+            if match is not None:
+                name, score, status, field_scores, counts, failures = match.groups()
+                value = float(score)  # what the JSON parser makes of the same digits
+                fields = fields_of(tuple(_KEY.findall(field_scores)))
+                known = texts.get(counts)  # documents often repeat another's counts: each text is looked at once
+                if known is None:
+                    paths = fields_of(_paths(counts))
+                    fit = (
+                        distinct[paths]
+                        and len(paths) == counts.count('":{')
+                        and len(paths) * (1 + len(COUNTS)) == counts.count('":')
+                    )
+                    known = texts[counts] = (len(texts), paths, fit)
+                    widths.append(len(paths) * len(COUNTS) if fit else 0)  # an unfit text is not parsed
+                slot, paths, fit = known
+                fine = failures_fit.get(failures)
+                if fine is None:
+                    fine = failures_fit[failures] = _distinct_failures(failures)
+                if 0 <= value <= 1 and distinct[fields] and fit and fine:
+                    place = slot
+            if place < 0:
+                record = _read_record(self.path, number, text)
+                name, value, status, pairs = record["name"], record["score"], record["status"], _record_pairs(record)
+                fields = fields_of(tuple(record["field_scores"]))
+                paths = fields_of(tuple(key for key, _ in pairs))
+                if status == "scored":
+                    self._slow_counts(number, name, pairs, numbers)
+            if name in names:
+                first = self.lines[names[name]]
+                repeat = f"case {name!r} repeats line {first}"
+                raise ResultsError(file_error(self.path, repeat, "give every case a distinct name", line=number))
+            if (len(name) > MAX_NAME_CHARS or not name.isprintable()) and self.check_name is not None:
+                self.check_name(name, number)
+            index = names[name] = len(self.lines)
+            self.lines.append(number)
+            self.scores.append(value)
+            self.status.append(_STATUS[status])
+            if status == "scored":
+                layout = self.layouts.setdefault((fields, paths), len(self.layouts))
+                if layout == len(self.blocks):
+                    self.blocks.append([])
+                    self.widths.append(len(paths) * len(COUNTS))
+                self.layout.append(layout)
+                if place < 0:
+                    slow.append(index)
+                else:
+                    rows.append(index)
+                    slots.append(place)
+            else:
+                self.layout.append(-1)
+        self._keep([text if fit else "" for text, (_, _, fit) in texts.items()], widths, rows, slots, numbers, slow)
+
+    def _keep(self, texts: list[str], widths: array, rows: array, slots: array, numbers: array, slow: array) -> None:
+        """Parse a batch's distinct counts texts in one go and file each scored line's counts by layout."""
+        import numpy as np
+
+        parsed = _counts_in("".join(texts).encode("utf-8"))
+        every = np.frombuffer(widths, dtype=np.int64)
+        assert parsed.size == every.sum()  # the shape fixes how many counts each text holds
+        starts = np.concatenate([[0], np.cumsum(every)[:-1]]).astype(np.int64)[np.frombuffer(slots, dtype=np.int64)]
+        rows_of = np.frombuffer(rows, dtype=np.int64)
+        slow_rows = np.frombuffer(slow, dtype=np.int64)
+        slow_values = np.frombuffer(numbers, dtype=np.int64)
+        layout = np.frombuffer(self.layout, dtype=np.int64)
+        slow_widths = [self.widths[number] for number in layout[slow_rows].tolist()]
+        slow_starts = np.concatenate([[0], np.cumsum(slow_widths, dtype=np.int64)]).astype(np.int64)
+        for number in np.unique(layout[np.concatenate([rows_of, slow_rows])]).tolist():
+            width = self.widths[number]
+            fast = np.flatnonzero(layout[rows_of] == number)
+            late = np.flatnonzero(layout[slow_rows] == number)
+            block = np.empty((fast.size + late.size, width), dtype=np.int64)
+            order = np.argsort(np.concatenate([rows_of[fast], slow_rows[late]]), kind="stable")
+            block[: fast.size] = parsed[starts[fast, None] + np.arange(width)]
+            block[fast.size :] = slow_values[slow_starts[late, None] + np.arange(width)]
+            self.blocks[number].append(_smallest(block[order]))
+
+    def _slow_counts(self, number: int, name: str, pairs: Any, numbers: array) -> None:
+        """Keep the counts of a scored line read the slow way, after the caller's check of each path's."""
+        for key, values in pairs:
+            if self.check_counts is not None:
+                self.check_counts(name, key, values)
+            try:
+                numbers.extend(values)
+            except OverflowError:
+                what = f"a count is {max(values):,}, more than a 64-bit count holds"
+                raise ResultsError(
+                    file_error(self.path, what, RESCORE, line=number, record=f"(case {name!r})", field=f"counts.{key}")
+                ) from None
+
+    def columns(self, header: ResultsHeader) -> ResultsColumns:
+        import numpy as np
+
+        counts = [
+            np.concatenate(blocks) if blocks else np.empty((0, width), dtype=np.uint8)
+            for blocks, width in zip(self.blocks, self.widths, strict=True)
+        ]
+        return ResultsColumns(
+            header,
+            self.names,
+            np.frombuffer(self.lines, dtype=np.int64),
+            np.frombuffer(self.scores, dtype=np.float64),
+            np.frombuffer(self.status, dtype=np.int8),
+            np.frombuffer(self.layout, dtype=np.int64),
+            list(self.layouts),
+            counts,
+        )
+
+
+def _paths(counts: str) -> tuple[str, ...]:
+    """The path keys of a counts object of the writer's shape with no escape, in order.
+
+    No key holds a quote, so the first `":{` ends the first key and every later key follows the
+    `},` that closes the counts before it; the caller checks that this found every `":{`.
+    """
+    if counts == "{}":
+        return ()
+    return (counts[2 : counts.find('":{')], *_LATER_PATH.findall(counts))
+
+
+def _counts_in(text: bytes) -> np.ndarray:
+    """Every count in counts objects of the writer's shape with no escape, in order, as int64.
+
+    A count is the digits after `":` (a key holds no quote, so a path key's `":` is followed by
+    `{`); the shape gives each at most nine digits. They are read with whole-array operations, a
+    digit position at a time, so no Python object is made per count: at 100,000 documents of ten
+    paths that would be six million short-lived strings, scattered among the names kept.
+    """
+    import numpy as np
+
+    data = np.frombuffer(text, dtype=np.uint8)
+    starts = np.flatnonzero((data[:-2] == ord('"')) & (data[1:-1] == ord(":")) & (data[2:] - ord("0") <= 9)) + 2
+    values = np.zeros(len(starts), dtype=np.int64)
+    going = np.ones(len(starts), dtype=bool)
+    last = len(data) - 1  # a `}`: reading there past the end of the text reads a non-digit
+    for offset in range(10):  # nine digits at most, then the `,` or `}` that ends each count
+        digit = data[np.minimum(starts + offset, last)] - ord("0")  # uint8: a non-digit is above 9
+        going &= digit <= 9
+        values = np.where(going, values * 10 + digit, values)
+    return values
+
+
+def _smallest(block: np.ndarray) -> np.ndarray:
+    """`block` (whole numbers from 0) in the smallest unsigned type that holds them: most counts are small."""
+    import numpy as np
+
+    largest = int(block.max(initial=0))
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if largest <= np.iinfo(dtype).max:
+            return block.astype(dtype)
+    return block.astype(np.uint64)
