@@ -55,10 +55,12 @@ from fieldeval.compare.params import (
 from fieldeval.compare.reading import (
     MARKER,
     Document,
+    Documents,
     Run,
     check_name,
     check_score,
     field_counts,
+    ShapeTable,
     read_run,
     read_run_file,
 )
@@ -136,9 +138,13 @@ def pair_runs(old: Run, new: Run) -> Pairing:
         return run.unscored.get(name, "absent")
 
     before, after = old.columns, new.columns
+    one_schema = len(_schemas(before) | _schemas(after)) == 1  # no need to look each up
+    if one_schema and not old.unscored and not new.unscored and before.position.keys() == after.position.keys():
+        pairing = Pairing(tuple(before.position), ())  # every case pairs, in the old run's order: no loop over names
+        _check_same_fields(old, new, pairing.cases)
+        return pairing
     names = dict.fromkeys([*before.position, *old.unscored, *after.position, *new.unscored])
     scored = before.position.keys() & after.position.keys()
-    one_schema = len({shape.schema for shape in (*before.shapes, *after.shapes)}) == 1  # no need to look each up
     cases, excluded = [], []
     for name in names:
         if name in scored and (one_schema or before.schema_of(name) == after.schema_of(name)):
@@ -155,6 +161,14 @@ def pair_runs(old: Run, new: Run) -> Pairing:
     return pairing
 
 
+def _schemas(documents: Documents) -> set[str]:
+    """The schemas a run's shapes were scored against; a results file's shapes share one, read without building them."""
+    shapes = documents.shapes
+    if isinstance(shapes, ShapeTable):
+        return {shapes.schema} if len(shapes) else set()
+    return {shape.schema for shape in shapes}
+
+
 def _check_same_fields(old: Run, new: Run, cases: Sequence[str]) -> None:
     """Refuse two runs whose schemas share a class name but not their fields: their counts mean different things.
 
@@ -164,7 +178,13 @@ def _check_same_fields(old: Run, new: Run, cases: Sequence[str]) -> None:
     """
     distinct: dict[str, tuple[set[frozenset[str]], set[frozenset[str]]]] = {}
     for side, run in enumerate((old, new)):
-        for number in np.unique(run.columns.columns(cases)[1]):
+        numbers = run.columns.columns(cases)[1]
+        shapes = run.columns.shapes
+        if isinstance(shapes, ShapeTable):  # one schema, and fields per layout: one look per layout
+            for layout in _layouts_in_order(shapes, numbers):
+                distinct.setdefault(shapes.schema, (set(), set()))[side].add(shapes.layouts[layout][1])
+            continue
+        for number in np.unique(numbers):
             shape = run.columns.shapes[number]
             distinct.setdefault(shape.schema, (set(), set()))[side].add(shape.fields)
     for schema, sides in distinct.items():
@@ -216,6 +236,9 @@ class Sample:
         used, shapes = np.unique(numbers, return_inverse=True)
         width = len(COUNTS)
         column = {path: index for index, path in enumerate(paths)}
+        if isinstance(run.columns.shapes, ShapeTable):
+            table = _table_of(run.columns.shapes, used, column)
+            return cls(tuple(cases), scores, shapes.reshape(-1).astype(np.intp), table, tuple(paths))
         blocks, values = array("q"), array("q")  # which block of `width` counts each path's go in, and the counts
         for row, number in enumerate(used.tolist()):
             first = row * len(paths)
@@ -262,6 +285,39 @@ class Sample:
             return self.scores[indices].mean(axis=-1)
         path, metric = target.rsplit(".", 1)
         return ratio(self.counts[path][indices].sum(axis=-2), metric)
+
+
+def _layout_of(shapes: ShapeTable, numbers: np.ndarray) -> np.ndarray:
+    """Each shape number's layout in `shapes` (as `ShapeTable.__getitem__` finds it, for many at once)."""
+    return np.searchsorted(np.asarray(shapes.starts, dtype=np.int64), numbers, side="right") - 1
+
+
+def _layouts_in_order(shapes: ShapeTable, numbers: np.ndarray) -> list[int]:
+    """The layouts the shape numbers fall in, in the order their first number comes."""
+    layouts, first = np.unique(_layout_of(shapes, numbers), return_index=True)
+    return layouts[np.argsort(first, kind="stable")].tolist()
+
+
+def _table_of(shapes: ShapeTable, used: np.ndarray, column: Mapping[str, int]) -> np.ndarray:
+    """`Sample.table` for the shapes `used` (sorted shape numbers), copied a layout's block of rows at a time.
+
+    Shapes of one layout hold the same paths in the same columns of its count rows, so each
+    path's counts move as one column block; on a run whose documents all differ, a loop over
+    shapes would be a loop over documents. A path `column` lacks is left out; one it has that a
+    shape lacks counts zero, as `Sample.of` fills them.
+    """
+    width = len(COUNTS)
+    table = np.zeros((len(used), len(column) * width), dtype=np.int64)
+    layout_of = _layout_of(shapes, used)
+    for layout in np.unique(layout_of).tolist():
+        paths, _, _, rows = shapes.layouts[layout]
+        mine = np.flatnonzero(layout_of == layout)
+        block = rows[used[mine] - shapes.starts[layout]]
+        for index, path in enumerate(paths):
+            if path in column:
+                start = column[path] * width
+                table[mine, start : start + width] = block[:, index * width : (index + 1) * width]
+    return table
 
 
 class _PathCounts(Mapping):
@@ -411,8 +467,13 @@ def paths_in(run: Run, cases: Iterable[str]) -> list[str]:
     order their first document comes.
     """
     numbers = run.columns.columns(cases)[1]
-    distinct, first = np.unique(numbers, return_index=True)
     seen: dict[str, None] = {}
+    shapes = run.columns.shapes
+    if isinstance(shapes, ShapeTable):  # a layout's shapes share their paths: one look per layout
+        for layout in _layouts_in_order(shapes, numbers):
+            seen.update(dict.fromkeys(shapes.layouts[layout][0]))
+        return list(seen)
+    distinct, first = np.unique(numbers, return_index=True)
     for number in distinct[np.argsort(first, kind="stable")]:
         seen.update(dict.fromkeys(path for path, _ in run.columns.shapes[number].pairs))
     return list(seen)
