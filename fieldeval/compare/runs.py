@@ -57,10 +57,10 @@ from fieldeval.compare.reading import (
     Document,
     Documents,
     Run,
+    ShapeTable,
     check_name,
     check_score,
     field_counts,
-    ShapeTable,
     read_run,
     read_run_file,
 )
