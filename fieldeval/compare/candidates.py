@@ -56,7 +56,7 @@ from fieldeval.compare.bootstrap import (
 )
 from fieldeval.compare.params import CONFIDENCE, RATIOS, RESAMPLES, SEED, CompareError
 from fieldeval.compare.reading import Run
-from fieldeval.compare.runs import Comparison, compare_runs
+from fieldeval.compare.runs import Comparison, compare_candidates
 from fieldeval.formats.prices import Price, run_cost
 from fieldeval.formats.run_info import RunInfo
 
@@ -228,9 +228,7 @@ def build(
         CompareError: If a candidate pairs other cases with the baseline than the first one does
             (the family needs every run on the same documents), or a run cannot be paired at all.
     """
-    comparisons = [
-        compare_runs(baseline, run, resamples=resamples, seed=seed, confidence=confidence) for run in candidates
-    ]
+    comparisons = compare_candidates(baseline, candidates, resamples=resamples, seed=seed, confidence=confidence)
     _check_same_cases(comparisons)
     targets_of = [_targets(comparison, gated) for comparison in comparisons]
     resampled = [

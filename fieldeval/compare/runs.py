@@ -88,6 +88,7 @@ __all__ = [
     "bootstrap_indices",
     "case_scores",
     "compare",
+    "compare_candidates",
     "compare_files",
     "compare_runs",
     "compare_scores",
@@ -686,29 +687,110 @@ def compare_runs(
     labels: tuple[str, str] = ("old", "new"),
 ) -> Comparison:
     """Pair two read runs and draw, once, the bootstrap resamples every interval shares."""
+    return compare_candidates(old, [new], resamples=resamples, seed=seed, confidence=confidence, labels=labels)[0]
+
+
+@dataclass(frozen=True)
+class _Paired:
+    """One candidate paired with the baseline: what a `Comparison` holds before its resamples are drawn."""
+
+    new: Run
+    pairing: Pairing
+    paths: tuple[str, ...]
+    old: Sample
+    new_sample: Sample
+    groups: Groups
+
+
+def compare_candidates(
+    old: Run,
+    news: Sequence[Run],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
+    labels: tuple[str, str] = ("old", "new"),
+) -> list[Comparison]:
+    """`compare_runs(old, new)` for each of `news`, the baseline's arrays and the resamples' draw shared.
+
+    Every pairing draws the same resample indices (they depend only on the seed and the number
+    of documents), so when the candidates pair the same cases with the baseline the resamples
+    are drawn, counted and gathered once for all of them, and the baseline's sample is built
+    once when its cases and paths are the same. Each comparison is, to the last bit, the one
+    `compare_runs` builds alone: the resampled sums are whole numbers (exact in any grouping)
+    and each run's mean scores are gathered and summed as one column, as alone.
+    """
     check_confidence(confidence)
     check_resamples(resamples)
-    pairing = pair_runs(old, new)
-    paths = paths_in(old, pairing.cases)
-    paths += [path for path in paths_in(new, pairing.cases) if path not in paths]
-    before, after = Sample.of(old, pairing.cases, paths), Sample.of(new, pairing.cases, paths)
-    groups = Groups.pair(before, after)
-    resampled = _Resampled(before, after, groups, resamples, seed)
-    means = resampled.first()
-    return Comparison(
-        labels=labels,
-        old_run=old,
-        new_run=new,
-        pairing=pairing,
-        old=before,
-        new=after,
-        groups=groups,
-        paths=tuple(paths),
-        old_draws=Draws(means[:, 0], resampled.side(0)),
-        new_draws=Draws(means[:, 1], resampled.side(1)),
-        confidence=confidence,
-        seed=seed,
-    )
+    paired: list[_Paired] = []
+    for new in news:
+        pairing = pair_runs(old, new)
+        paths = paths_in(old, pairing.cases)
+        paths += [path for path in paths_in(new, pairing.cases) if path not in paths]
+        shared = next(
+            (each.old for each in paired if each.old.cases == pairing.cases and each.paths == tuple(paths)), None
+        )
+        before = shared if shared is not None else Sample.of(old, pairing.cases, paths)
+        after = Sample.of(new, pairing.cases, paths)
+        paired.append(_Paired(new, pairing, tuple(paths), before, after, Groups.pair(before, after)))
+    resampled = [_Resampled(each.old, each.new_sample, each.groups, resamples, seed) for each in paired]
+    if len(paired) > 1 and all(each.pairing.cases == paired[0].pairing.cases for each in paired):
+        means = _draw_together(resampled)
+    else:
+        means = [each.first() for each in resampled]
+    return [
+        Comparison(
+            labels=labels,
+            old_run=old,
+            new_run=each.new,
+            pairing=each.pairing,
+            old=each.old,
+            new=each.new_sample,
+            groups=each.groups,
+            paths=each.paths,
+            old_draws=Draws(found[:, 0], drawn.side(0)),
+            new_draws=Draws(found[:, 1], drawn.side(1)),
+            confidence=confidence,
+            seed=seed,
+        )
+        for each, drawn, found in zip(paired, resampled, means, strict=True)
+    ]
+
+
+def _draw_together(resampled: Sequence[_Resampled]) -> list[np.ndarray]:
+    """Each pairing's `_Resampled.first()`, from one pass over the resamples for all of them (same cases).
+
+    The documents are grouped by the shapes of every distinct sample at once, so one count of
+    how often a resample drew each group serves every run; each sample's first chunk of paths is
+    summed once, however many pairings share it, and its mean scores gathered once.
+    """
+    samples: list[Sample] = []
+    for drawn in resampled:
+        samples += [sample for sample in (drawn.old, drawn.new) if not any(sample is seen for seen in samples)]
+    key = samples[0].shapes.astype(np.int64)
+    for sample in samples[1:]:  # the group numbers stay below the documents, so the key never overflows
+        key = np.unique(key * len(sample.table) + sample.shapes, return_inverse=True)[1].reshape(-1)
+    _, first, of = np.unique(key, return_index=True, return_inverse=True)
+    width = len(COUNTS)
+    wanted = [0] * len(samples)  # columns of each sample's table in some pairing's first chunk
+    for drawn in resampled:
+        for sample in (drawn.old, drawn.new):
+            number = next(index for index, seen in enumerate(samples) if seen is sample)
+            wanted[number] = max(wanted[number], min(len(drawn.paths), drawn.size) * width)
+    tables = [sample.table[sample.shapes[first], :columns] for sample, columns in zip(samples, wanted, strict=True)]
+    scores = np.column_stack([sample.scores for sample in samples])
+    means, sums = resample_sums(scores, tables, resampled[0].resamples, resampled[0].seed, groups=of.reshape(-1))
+    starts = np.cumsum([0, *wanted])
+    found = []
+    for drawn in resampled:
+        numbers = [
+            next(index for index, seen in enumerate(samples) if seen is sample) for sample in (drawn.old, drawn.new)
+        ]
+        paths = drawn.paths[: drawn.size]
+        sides = [sums[:, starts[number] : starts[number] + len(paths) * width] for number in numbers]
+        drawn.held[0] = (_by_path(sides[0], paths), _by_path(sides[1], paths))
+        found.append(means[:, numbers])
+    return found
 
 
 def compare(
