@@ -171,7 +171,8 @@ def _distinct_columns(matrices: Sequence[np.ndarray], documents: int) -> tuple[n
 
     Many columns repeat (line-item leaves often count the same true positives; tn is zero
     throughout), and at 100,000 documents the product is bound by reading this matrix once per
-    chunk, so each distinct column is summed once. A column is told apart by its bytes as int64:
+    chunk, so each distinct column is summed once. A column is told apart by its bytes in the
+    smallest integer type that holds every count (a byte each, usually, not eight as int64):
     they are the key of a dict, which hashes them once and compares them whole when hashes meet,
     and the distinct columns are read back from those keys, so no second copy of the matrices is
     made. Columns are copied out `CHUNK_ELEMENTS` values at a time, a block of whole columns per
@@ -179,16 +180,18 @@ def _distinct_columns(matrices: Sequence[np.ndarray], documents: int) -> tuple[n
     exact while every partial sum stays below 2**24 (a resample's sum is at most `documents` x the
     largest count); float64 is exact below 2**53, which `fieldeval.compare.reading.MAX_COUNT` keeps.
     """
-    first: dict[bytes, int] = {}  # a distinct column's int64 bytes -> its index, in order of first appearance
+    largest = max((int(matrix.max(initial=0)) for matrix in matrices), default=0)
+    smallest = min((int(matrix.min(initial=0)) for matrix in matrices), default=0)
+    key = np.result_type(np.min_scalar_type(smallest), np.min_scalar_type(largest))  # holds every count exactly
+    first: dict[bytes, int] = {}  # a distinct column's bytes as `key` -> its index, in order of first appearance
     inverse: list[int] = []
     for matrix in matrices:
         step = max(1, CHUNK_ELEMENTS // max(1, matrix.shape[0]))
         for start in range(0, matrix.shape[1], step):
-            block = np.ascontiguousarray(matrix[:, start : start + step].T, dtype=np.int64)
+            block = np.ascontiguousarray(matrix[:, start : start + step].T, dtype=key)
             inverse.extend(first.setdefault(values.tobytes(), len(first)) for values in block)
-    picked = [np.frombuffer(key, dtype=np.int64) for key in first]
+    picked = [np.frombuffer(found, dtype=key) for found in first]
     rows = matrices[0].shape[0] if matrices else 0
-    largest = max((int(values.max(initial=0)) for values in picked), default=0)
     dtype = np.float32 if documents * largest < 2**24 else np.float64
     distinct = np.empty((rows, len(picked)), dtype=dtype)
     for index, values in enumerate(picked):

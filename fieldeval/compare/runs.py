@@ -777,7 +777,11 @@ def _draw_together(resampled: Sequence[_Resampled]) -> list[np.ndarray]:
         for sample in (drawn.old, drawn.new):
             number = next(index for index, seen in enumerate(samples) if seen is sample)
             wanted[number] = max(wanted[number], min(len(drawn.paths), drawn.size) * width)
-    tables = [sample.table[sample.shapes[first], :columns] for sample, columns in zip(samples, wanted, strict=True)]
+    held = np.result_type(*(np.min_scalar_type(int(sample.table.max(initial=0))) for sample in samples))
+    tables = [  # in the smallest type that holds the counts (they are whole and not negative): a byte each, usually
+        sample.table[:, :columns].astype(held)[sample.shapes[first]]
+        for sample, columns in zip(samples, wanted, strict=True)
+    ]
     scores = np.column_stack([sample.scores for sample in samples])
     means, sums = resample_sums(scores, tables, resampled[0].resamples, resampled[0].seed, groups=of.reshape(-1))
     starts = np.cumsum([0, *wanted])
