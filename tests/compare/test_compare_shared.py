@@ -1,0 +1,98 @@
+"""Several candidates share one draw of the resamples and the baseline's arrays: nothing may change by it.
+
+`compare_candidates` builds, for each candidate, what `compare_runs` builds for it alone, and a
+results file's arrays are built a layout at a time: both are checked here against the plain
+path, to the last bit, on seeded runs whose documents almost all differ, some lacking a path.
+"""
+
+import random
+
+import numpy as np
+import pytest
+
+from fieldeval.compare.reading import Run, read_run_file
+from fieldeval.compare.runs import RATIOS, Sample, compare_candidates, compare_runs, paths_in
+from fieldeval.formats.results import Counts, ResultRow, ResultsHeader, ResultsWriter
+
+DOCUMENTS = 300
+RESAMPLES = 150
+SEED = 11
+PATHS = ["invoice_id", "vendor_name", "line_items", "line_items.sku", "total_amount"]
+
+
+def write_run(path, seed: int, extra: str | None = None, lacking: float = 0.1):
+    """A results file of seeded scored rows over the same case names; some rows lack a path."""
+    generator = random.Random(seed)
+    with ResultsWriter(path, ResultsHeader(schema="walkthroughs.invoices:Invoice")) as out:
+        for index in range(DOCUMENTS):
+            counts = {}
+            for name in PATHS + ([extra] if extra else []):
+                if generator.random() < lacking:
+                    continue
+                fa, fd = generator.choice([0, 1]), generator.choice([0, 0, 2])
+                counts[name] = Counts(tp=generator.randrange(9), fa=fa, fd=fd, fp=fa + fd, fn=generator.randrange(2))
+            score = generator.random()
+            fields = {name.split(".")[0]: 1.0 for name in counts}
+            out.write(
+                ResultRow(
+                    name=f"doc-{index:04d}",
+                    score=score,
+                    test_pass=True,
+                    status="scored",
+                    field_scores=fields,
+                    counts=counts,
+                )
+            )
+    return read_run_file(path)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("shared")
+    extras = [None, None, "line_items.description", None]
+    return [write_run(folder / f"run-{seed}.jsonl", seed, extra) for seed, extra in enumerate(extras)]
+
+
+def held_one_by_one(run: Run) -> Run:
+    """The same documents held one object each, so every array is built shape by shape."""
+    return Run(run.source, {name: run.documents[name] for name in run.documents}, run.unscored)
+
+
+def test_a_results_files_arrays_equal_those_built_shape_by_shape(runs):
+    for run in runs:
+        plain = held_one_by_one(run)
+        cases = list(reversed(list(run.documents)))[: DOCUMENTS - 20]  # another order, not every case
+        paths = paths_in(run, cases)
+        assert paths == paths_in(plain, cases)
+        wider = [*paths, "only.elsewhere"]  # a path these documents never have counts zero
+        fast, slow = Sample.of(run, cases, wider), Sample.of(plain, cases, wider)
+        assert np.array_equal(fast.table[fast.shapes], slow.table[slow.shapes])
+        assert fast.table.dtype == slow.table.dtype == np.int64
+        assert np.array_equal(fast.scores, slow.scores)
+
+
+def test_each_candidate_draws_what_it_draws_alone(runs):
+    baseline, candidates = runs[0], runs[1:]
+    together = compare_candidates(baseline, candidates, resamples=RESAMPLES, seed=SEED)
+    assert together[0].old is together[2].old  # the same cases and paths: one baseline sample
+    assert together[0].old is not together[1].old  # a candidate with another path: its own
+    for shared, candidate in zip(together, candidates, strict=True):
+        alone = compare_runs(baseline, candidate, resamples=RESAMPLES, seed=SEED)
+        assert shared.paths == alone.paths and shared.pairing == alone.pairing
+        targets = ["overall", *(f"{path}.{metric}" for path in alone.paths for metric in RATIOS)]
+        for target in targets:
+            for mine, theirs in ((shared.old_draws, alone.old_draws), (shared.new_draws, alone.new_draws)):
+                assert mine.value(target).tobytes() == theirs.value(target).tobytes(), target
+            assert shared.delta(target) == alone.delta(target)
+        assert shared.field_table().equals(alone.field_table())
+        assert shared.movers(5).equals(alone.movers(5))
+
+
+def test_candidates_over_other_cases_are_each_drawn_alone(runs, tmp_path):
+    fewer = write_run(tmp_path / "fewer.jsonl", 7)
+    fewer = Run(fewer.source, {name: fewer.documents[name] for name in list(fewer.documents)[5:]}, {})
+    together = compare_candidates(runs[0], [runs[1], fewer], resamples=RESAMPLES, seed=SEED)
+    for shared, candidate in zip(together, [runs[1], fewer], strict=True):
+        alone = compare_runs(runs[0], candidate, resamples=RESAMPLES, seed=SEED)
+        assert shared.resampled_delta("overall").tobytes() == alone.resampled_delta("overall").tobytes()
+        assert shared.resampled_delta("total_amount.f1").tobytes() == alone.resampled_delta("total_amount.f1").tobytes()
