@@ -218,8 +218,13 @@ def measure(kind: str, old: str, new: str) -> dict:
 
 
 def child(kind: str, old: Path, new: Path) -> dict:
+    return measured_in_child("bench.bench_compare", kind, [old, new])
+
+
+def measured_in_child(module: str, kind: str, paths: list[Path]) -> dict:
+    """What `python -m MODULE --measure KIND PATHS...` measured in a fresh process (its last line, JSON)."""
     completed = subprocess.run(
-        [sys.executable, "-m", "bench.bench_compare", "--measure", kind, str(old), str(new)],
+        [sys.executable, "-m", module, "--measure", kind, *map(str, paths)],
         capture_output=True,
         text=True,
         check=False,

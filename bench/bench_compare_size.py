@@ -40,13 +40,12 @@ import contextlib
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench.bench_compare import load, peak_resident, resident, scored_pool
+from bench.bench_compare import load, measured_in_child, peak_resident, resident, scored_pool
 from bench.timing import QUICK_NOTE, QUICK_ROUNDS, add_quick, interleaved_results, least_rounds, ratio_spread, spread
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,16 +119,7 @@ def measure(kind: str, paths: list[str]) -> dict:
 
 
 def child(kind: str, paths: list[Path]) -> dict:
-    completed = subprocess.run(
-        [sys.executable, "-m", "bench.bench_compare_size", "--measure", kind, *map(str, paths)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT,
-    )
-    if completed.returncode != 0:
-        raise SystemExit(f"the {kind} measurement failed:\n{completed.stderr}")
-    return json.loads(completed.stdout.splitlines()[-1])
+    return measured_in_child("bench.bench_compare_size", kind, paths)
 
 
 # --- the run ------------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from walkthroughs import simulated_runs
+
 SEED = 20261
 DOCUMENTS = 300
 PROFILES = (0.03, 0.06, 0.10, 0.15)  # each run's chance of misreading a leaf
@@ -27,23 +29,8 @@ LABEL_ERROR_RATES = (0.01, 0.02, 0.05)  # the share of leaves whose label is wro
 SHARED = 0.05  # the share of documents where every run returns the due date as the invoice date
 DUE_DAYS = 30
 WITHIN_TOLERANCE = 0.0004  # a rounding the amount's comparator (0.1% relative) still reads as equal
-VENDORS: tuple[str, ...] = ("Acme Corporation", "Beta Industries", "Gamma Ltd", "Delta LLC", "Epsilon SA")
-VENDORS += (
-    "Zeta Holdings",
-    "Eta Logistics",
-    "Theta Supplies",
-    "Iota Manufacturing",
-    "Kappa Foods",
-    "Lambda Print Works",
-)
-PRODUCTS: tuple[str, ...] = (
-    "Steel widget 40mm",
-    "Brass hinge 20mm",
-    "Rubber gasket kit",
-    "Copper pipe 2m",
-    "Hex bolt M8 box",
-)
-PRODUCTS += ("LED panel 60x60", "Safety gloves pair", "Printer toner black", "Oak shelf board", "Cable ties 100pk")
+VENDORS = simulated_runs.VENDORS[:11]  # the invoices of the comparison walkthrough, fewer names
+PRODUCTS = simulated_runs.PRODUCTS[:10]
 
 
 @dataclass(frozen=True)
