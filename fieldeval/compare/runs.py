@@ -227,7 +227,7 @@ class Sample:
     cases: tuple[str, ...]
     scores: np.ndarray  # (documents,)
     shapes: np.ndarray  # (documents,) each document's row of `table`
-    table: np.ndarray  # (rows, paths x len(COUNTS)) int64, paths in `paths` order
+    table: np.ndarray  # (rows, paths x len(COUNTS)) whole numbers from 0, paths in `paths` order; see `_table_of`
     paths: tuple[str, ...]
 
     @classmethod
@@ -261,7 +261,7 @@ class Sample:
     @cached_property
     def matrix(self) -> np.ndarray:
         """(documents, paths x len(COUNTS)) int64: every document's counts, gathered from `table`."""
-        return self.table[self.shapes]
+        return self.table[self.shapes].astype(np.int64)
 
     @cached_property
     def counts(self) -> Mapping[str, np.ndarray]:
@@ -272,7 +272,7 @@ class Sample:
     def totals(self) -> dict[str, np.ndarray]:
         """Each path's counts summed over all documents, computed once."""
         per_row = np.bincount(self.shapes, minlength=len(self.table))
-        return _by_path(per_row @ self.table, self.paths)
+        return _by_path(np.matmul(per_row, self.table, dtype=np.int64), self.paths)
 
     def value(self, target: str, indices: np.ndarray | None = None) -> Any:
         """`overall` (mean score) or `path.metric` over all documents, or over each row of `indices`.
@@ -306,11 +306,17 @@ def _table_of(shapes: ShapeTable, used: np.ndarray, column: Mapping[str, int]) -
     path's counts move as one column block; on a run whose documents all differ, a loop over
     shapes would be a loop over documents. A path `column` lacks is left out; one it has that a
     shape lacks counts zero, as `Sample.of` fills them.
+
+    The table keeps the layouts' own small unsigned type (a byte a count, usually, not eight as
+    int64: at 100,000 distinct documents that is 5 MB a run, not 38), and whatever sums or
+    subtracts it widens to int64 first, so every sum is the int64 one, exact and the same.
     """
     width = len(COUNTS)
-    table = np.zeros((len(used), len(column) * width), dtype=np.int64)
     layout_of = _layout_of(shapes, used)
-    for layout in np.unique(layout_of).tolist():
+    layouts = np.unique(layout_of).tolist()
+    dtype = np.result_type(np.uint8, *(shapes.layouts[layout][3].dtype for layout in layouts))
+    table = np.zeros((len(used), len(column) * width), dtype=dtype)
+    for layout in layouts:
         paths, _, _, rows = shapes.layouts[layout]
         mine = np.flatnonzero(layout_of == layout)
         block = rows[used[mine] - shapes.starts[layout]]
@@ -333,7 +339,7 @@ class _PathCounts(Mapping):
         if path not in self.held:
             width = len(COUNTS)
             start = self.position[path] * width
-            self.held[path] = self.sample.table[:, start : start + width][self.sample.shapes]
+            self.held[path] = self.sample.table[:, start : start + width][self.sample.shapes].astype(np.int64)
         return self.held[path]
 
     def __iter__(self):
@@ -633,7 +639,7 @@ class Comparison:
                 old_document, new_document = self.old_run.documents[name], self.new_run.documents[name]
                 row += [old_document.expected.get(shown, "None"), old_document.actual.get(shown, "None")]
                 row.append(new_document.actual.get(shown, "None"))
-            before, after = (sample.table[sample.shapes[position]] for sample in (self.old, self.new))
+            before, after = (sample.table[sample.shapes[position]].astype(np.int64) for sample in (self.old, self.new))
             changes = [
                 f"{path}: {_describe(before[index * width : (index + 1) * width])} -> "
                 f"{_describe(after[index * width : (index + 1) * width])}"

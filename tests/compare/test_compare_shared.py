@@ -20,8 +20,11 @@ SEED = 11
 PATHS = ["invoice_id", "vendor_name", "line_items", "line_items.sku", "total_amount"]
 
 
-def write_run(path, seed: int, extra: str | None = None, lacking: float = 0.1):
-    """A results file of seeded scored rows over the same case names; some rows lack a path."""
+def write_run(path, seed: int, extra: str | None = None, lacking: float = 0.1, large: bool = False):
+    """A results file of seeded scored rows over the same case names; some rows lack a path.
+
+    `large`: some true-positive counts near the largest a file may hold, so the held table needs 32 bits.
+    """
     generator = random.Random(seed)
     with ResultsWriter(path, ResultsHeader(schema="walkthroughs.invoices:Invoice")) as out:
         for index in range(DOCUMENTS):
@@ -30,7 +33,10 @@ def write_run(path, seed: int, extra: str | None = None, lacking: float = 0.1):
                 if generator.random() < lacking:
                     continue
                 fa, fd = generator.choice([0, 1]), generator.choice([0, 0, 2])
-                counts[name] = Counts(tp=generator.randrange(9), fa=fa, fd=fd, fp=fa + fd, fn=generator.randrange(2))
+                tp = generator.randrange(9)
+                if large and generator.random() < 0.3:
+                    tp = 10**9 - generator.randrange(9)
+                counts[name] = Counts(tp=tp, fa=fa, fd=fd, fp=fa + fd, fn=generator.randrange(2))
             score = generator.random()
             fields = {name.split(".")[0]: 1.0 for name in counts}
             out.write(
@@ -67,8 +73,31 @@ def test_a_results_files_arrays_equal_those_built_shape_by_shape(runs):
         wider = [*paths, "only.elsewhere"]  # a path these documents never have counts zero
         fast, slow = Sample.of(run, cases, wider), Sample.of(plain, cases, wider)
         assert np.array_equal(fast.table[fast.shapes], slow.table[slow.shapes])
-        assert fast.table.dtype == slow.table.dtype == np.int64
+        assert np.array_equal(fast.matrix, slow.matrix)
+        assert fast.matrix.dtype == slow.matrix.dtype == np.int64
+        assert fast.table.dtype == np.uint8  # counts below 256 held a byte each, not eight
         assert np.array_equal(fast.scores, slow.scores)
+
+
+def test_counts_held_small_sum_and_subtract_as_int64(tmp_path):
+    """A table held in a small unsigned type gives the int64 sums, counts and changes of one held as int64."""
+    run = write_run(tmp_path / "large.jsonl", 5, large=True)
+    other = write_run(tmp_path / "small.jsonl", 6)
+    plain = held_one_by_one(run)
+    cases = list(run.documents)
+    paths = paths_in(run, cases)
+    fast, slow = Sample.of(run, cases, paths), Sample.of(plain, cases, paths)
+    assert fast.table.dtype == np.uint32 and slow.table.dtype == np.int64
+    for path in paths:
+        assert fast.totals[path].dtype == np.int64 and np.array_equal(fast.totals[path], slow.totals[path])
+        assert fast.counts[path].dtype == np.int64 and np.array_equal(fast.counts[path], slow.counts[path])
+    # a large count moving to a small one: a change an unsigned subtraction would wrap around
+    for old, new in ((run, other), (other, run)):
+        quick = compare_runs(old, new, resamples=RESAMPLES, seed=SEED)
+        sure = compare_runs(held_one_by_one(old), held_one_by_one(new), resamples=RESAMPLES, seed=SEED)
+        assert quick.field_table().equals(sure.field_table())
+        assert quick.overall_table().equals(sure.overall_table())
+        assert quick.movers(limit=20).equals(sure.movers(limit=20))
 
 
 def test_each_candidate_draws_what_it_draws_alone(runs):
