@@ -23,8 +23,8 @@ memory ratio compares what reading holds. Every figure is the median of `--round
 rounds (`bench.timing.interleaved_results`), printed with its range; each ratio is of medians,
 with the range of the same round's ratios. Work measured (`WORK`, one line each):
 
-- read 5: `read_run_file` on each of the five files, all held at once: the library call
-  `eval-compare` reads each run with;
+- read 5: `read_run_file` on each of the five files, all held at once, each after the first
+  sharing its name lookup (`names_like`): the library call `eval-compare` reads each run with;
 - compare 2: `eval-compare RUN0 RUN1` in process (`fieldeval.commands.compare.main`, its printed
   tables sent to /dev/null), with the default 2,000 resamples;
 - compare 5: `eval-compare RUN0 RUN1 RUN2 RUN3 RUN4` the same way: the first run the baseline,
@@ -107,7 +107,8 @@ def measure(kind: str, paths: list[str]) -> dict:
     elif kind == "read":
         from fieldeval.compare.reading import read_run_file
 
-        held = [read_run_file(path) for path in paths]
+        held = [read_run_file(paths[0])]
+        held += [read_run_file(path, names_like=held[0]) for path in paths[1:]]
         assert all(len(run.documents) for run in held)
     else:  # the command, its output dropped
         from fieldeval.commands.compare import main

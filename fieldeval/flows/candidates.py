@@ -107,7 +107,7 @@ def choose(request: CompareRequest, gates: list[Gate]) -> Chosen:
 
     prices = read_prices(request.prices) if request.prices is not None else None
     baseline = read_run_file(request.old)
-    others = [read_run_file(path) for path in runs(request)[1:]]
+    others = [read_run_file(path, names_like=baseline) for path in runs(request)[1:]]  # one name lookup for all
     scoring = []
     for path, run in zip(runs(request)[1:], others, strict=True):
         differences = check_same_scoring(

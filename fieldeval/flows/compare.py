@@ -99,7 +99,8 @@ def compare(request: CompareRequest, gates: list[Gate]) -> Compared:
     from fieldeval.compare.scoring_rules import check_same_scoring
     from fieldeval.formats.prices import read_prices
 
-    old, new = read_run_file(request.old), read_run_file(request.new)
+    old = read_run_file(request.old)
+    new = read_run_file(request.new, names_like=old)  # one name lookup for both, when the names agree
     names = (str(request.old), str(request.new))
     scoring = check_same_scoring(old.info, new.info, names, request.allow_scoring_change)
     comparison = compare_runs(old, new, resamples=request.resamples, seed=request.seed, confidence=request.confidence)

@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from fieldeval.compare.reading import Run, read_run_file
+from fieldeval.compare.reading import Run, read_results_file, read_run_file
 from fieldeval.compare.runs import RATIOS, Sample, compare_candidates, compare_runs, paths_in
 from fieldeval.formats.results import Counts, ResultRow, ResultsHeader, ResultsWriter
 
@@ -98,6 +98,38 @@ def test_counts_held_small_sum_and_subtract_as_int64(tmp_path):
         assert quick.field_table().equals(sure.field_table())
         assert quick.overall_table().equals(sure.overall_table())
         assert quick.movers(limit=20).equals(sure.movers(limit=20))
+
+
+def test_runs_with_the_same_names_share_one_name_lookup_and_read_the_same(tmp_path):
+    baseline = write_run(tmp_path / "a.jsonl", 1)
+    alone = write_run(tmp_path / "b.jsonl", 2)
+    shared = read_run_file(tmp_path / "b.jsonl", names_like=baseline)
+    assert shared.documents.position is baseline.documents.position
+    assert alone.documents.position is not baseline.documents.position
+    assert list(shared.documents) == list(alone.documents)
+    for name in ("doc-0000", "doc-0150", f"doc-{DOCUMENTS - 1:04d}"):
+        assert shared.documents[name] == alone.documents[name]
+    quick = compare_runs(baseline, shared, resamples=RESAMPLES, seed=SEED)
+    sure = compare_runs(baseline, alone, resamples=RESAMPLES, seed=SEED)
+    assert quick.field_table().equals(sure.field_table()) and quick.movers().equals(sure.movers())
+
+
+def test_runs_with_other_names_or_places_keep_their_own_lookup(tmp_path):
+    baseline = write_run(tmp_path / "a.jsonl", 1)
+    lines = (tmp_path / "a.jsonl").read_text().splitlines(keepends=True)
+    header, rows = lines[0], lines[1:]
+    variants = {
+        "reversed.jsonl": [header, *reversed(rows)],  # the same names at other places
+        "fewer.jsonl": [header, *rows[:-1]],  # one name short
+        "renamed.jsonl": [header, rows[0].replace("doc-0000", "doc-x"), *rows[1:]],  # one name another
+    }
+    for file, content in variants.items():
+        (tmp_path / file).write_text("".join(content))
+        run = read_results_file(tmp_path / file, names_like=baseline)
+        own = read_results_file(tmp_path / file)
+        assert run.documents.position is not baseline.documents.position, file
+        assert list(run.documents) == list(own.documents), file
+        assert np.array_equal(run.columns.columns(list(own.documents))[0], own.columns.columns(list(own.documents))[0])
 
 
 def test_each_candidate_draws_what_it_draws_alone(runs):
