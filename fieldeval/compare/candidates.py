@@ -189,6 +189,11 @@ class Leaderboard:
     def rows(self) -> tuple[Row, ...]:
         return (self.baseline, *self.candidates)
 
+    @property
+    def targets(self) -> list[str]:
+        """Every target some candidate was compared on, in the order they were first met."""
+        return list(dict.fromkeys(target for row in self.candidates for target in row.changes))
+
     def to_json(self) -> dict[str, Any]:
         """The `--json` record: `baseline`, `candidates`, `recommended`, `reason`, `family`."""
         return {

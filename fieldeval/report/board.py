@@ -1,7 +1,7 @@
 """What the page of several runs shows, gathered from the leaderboard `compare` builds for them.
 
 Everything is read from one `Leaderboard` (`fieldeval.compare.candidates`) and formatted by the
-functions `compare` prints it with (`fieldeval.flows.candidates`), so a number on the page, in the
+functions `compare` prints it with (`fieldeval.compare.leaderboard`), so a number on the page, in the
 summary and in `compare`'s output is one number. Everything here is data (tables, an SVG string,
 plain lists), so the HTML page and the Markdown summary render the same values.
 """
@@ -63,8 +63,8 @@ class Board:
 
 def build(chosen: Chosen) -> Board:
     """The page's content from the leaderboard and the gate results `compare` computed."""
+    from fieldeval.compare.leaderboard import family_line, leaderboard_table
     from fieldeval.compare.scoring_rules import marked
-    from fieldeval.flows.candidates import family_line, leaderboard_table
     from fieldeval.render.board_chart import quality_cost_chart
 
     board = chosen.board
@@ -75,7 +75,7 @@ def build(chosen: Chosen) -> Board:
         f"paired {len(first.pairing.cases)} cases, the same in every run; left out {len(first.pairing.excluded)}",
         family_line(board),
     ]
-    targets = list(dict.fromkeys(target for row in board.candidates for target in row.changes))
+    targets = board.targets
     cells = [[_cell(row.changes.get(target)) for row in board.candidates] for target in targets]
     figure = quality_cost_chart(board)
     gates, line = _gates(chosen)
