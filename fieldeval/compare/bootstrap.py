@@ -86,7 +86,7 @@ def bootstrap_indices(documents: int, resamples: int = RESAMPLES, seed: int = SE
 
 def resample_sums(
     scores: np.ndarray,
-    counts: np.ndarray | Sequence[np.ndarray],
+    counts: np.ndarray | Rows | Sequence[np.ndarray | Rows],
     resamples: int = RESAMPLES,
     seed: int = SEED,
     *,
@@ -98,7 +98,8 @@ def resample_sums(
         scores: documents x S floats (each column one run's scores, say); resampled means are
             gathered exactly as a plain `scores[indices].mean()` would compute them.
         counts: documents x K whole numbers, or several such matrices side by side (one per
-            run, never concatenated); resampled sums are `multiplicity @ counts`.
+            run, never concatenated); resampled sums are `multiplicity @ counts`. A matrix may be
+            given as `Rows` of a table, gathered a block of columns at a time, never whole.
         groups: each document's row of `counts`, when documents share rows: `counts` then holds
             one row per group, and a resample's sums are how often it drew each group times the
             group's row, so the product is over groups, not documents.
@@ -111,7 +112,7 @@ def resample_sums(
     """
     documents = scores.shape[0]
     _check(documents, resamples)
-    matrices = [counts] if isinstance(counts, np.ndarray) else list(counts)
+    matrices = [counts] if isinstance(counts, np.ndarray | Rows) else list(counts)
     columns, inverse, dtype = _distinct_columns(matrices, documents)
     means = np.empty((resamples, scores.shape[1]), dtype=np.float64)
     sums = np.empty((resamples, columns.shape[1]), dtype=np.int64)
@@ -166,37 +167,72 @@ def _multiplicity(drawn: np.ndarray, rows: int, dtype: type) -> np.ndarray:
     return multiplicity
 
 
-def _distinct_columns(matrices: Sequence[np.ndarray], documents: int) -> tuple[np.ndarray, np.ndarray, type]:
+@dataclass(frozen=True)
+class Rows:
+    """The rows `index` of `table`, as a count matrix `resample_sums` reads without it being gathered whole.
+
+    A run's table holds each distinct row of counts once; the bootstrap wants one row per group
+    of documents. Gathering that matrix would copy the table; this gathers a block of columns at
+    a time instead, and only while they are read.
+    """
+
+    table: np.ndarray
+    index: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self.index), self.table.shape[1]
+
+    def columns(self, start: int, stop: int) -> np.ndarray:
+        return self.table[self.index, start:stop]
+
+
+def _held(matrix: np.ndarray | Rows) -> np.ndarray:
+    """What `matrix`'s counts are read from (of a `Rows`, its table: every row of it is some document's)."""
+    return matrix.table if isinstance(matrix, Rows) else matrix
+
+
+def _distinct_columns(
+    matrices: Sequence[np.ndarray | Rows], documents: int
+) -> tuple[np.ndarray, np.ndarray, type]:
     """The distinct count columns, where each column of the matrices side by side is among them, and the dtype.
 
     Many columns repeat (line-item leaves often count the same true positives; tn is zero
     throughout), and at 100,000 documents the product is bound by reading this matrix once per
-    chunk, so each distinct column is summed once. A column is told apart by its bytes in the
-    smallest integer type that holds every count (a byte each, usually, not eight as int64):
-    they are the key of a dict, which hashes them once and compares them whole when hashes meet,
-    and the distinct columns are read back from those keys, so no second copy of the matrices is
-    made. Columns are copied out `CHUNK_ELEMENTS` values at a time, a block of whole columns per
-    numpy call: one call per column was most of the time of a small run's comparison. float32 is
-    exact while every partial sum stays below 2**24 (a resample's sum is at most `documents` x the
-    largest count); float64 is exact below 2**53, which `fieldeval.compare.reading.MAX_COUNT` keeps.
+    chunk, so each distinct column is summed once. Columns are read `CHUNK_ELEMENTS` values at a
+    time, a block of whole columns per numpy call (one call per column was most of the time of a
+    small run's comparison), in the smallest integer type that holds every count; a column is
+    looked up by the hash of its bytes and compared whole when hashes meet, so the answer is
+    exact. Each new column is written straight into its row of a (columns x documents) array,
+    whose rows past the last distinct one are never touched, so never resident: the distinct
+    columns are held once, with no copy of the matrices and no keys beside them. float32 is
+    exact while every partial sum stays below 2**24 (a resample's sum is at most `documents` x
+    the largest count); float64 is exact below 2**53, which `fieldeval.compare.reading.MAX_COUNT` keeps.
     """
-    largest = max((int(matrix.max(initial=0)) for matrix in matrices), default=0)
-    smallest = min((int(matrix.min(initial=0)) for matrix in matrices), default=0)
+    largest = max((int(_held(matrix).max(initial=0)) for matrix in matrices), default=0)
+    smallest = min((int(_held(matrix).min(initial=0)) for matrix in matrices), default=0)
     key = np.result_type(np.min_scalar_type(smallest), np.min_scalar_type(largest))  # holds every count exactly
-    first: dict[bytes, int] = {}  # a distinct column's bytes as `key` -> its index, in order of first appearance
+    rows = matrices[0].shape[0] if matrices else 0
+    dtype = np.float32 if documents * largest < 2**24 else np.float64
+    distinct = np.empty((sum(matrix.shape[1] for matrix in matrices), rows), dtype=dtype)
+    found = 0
+    seen: dict[int, list[int]] = {}  # a column's hash -> the distinct columns with it
     inverse: list[int] = []
     for matrix in matrices:
         step = max(1, CHUNK_ELEMENTS // max(1, matrix.shape[0]))
         for start in range(0, matrix.shape[1], step):
-            block = np.ascontiguousarray(matrix[:, start : start + step].T, dtype=key)
-            inverse.extend(first.setdefault(values.tobytes(), len(first)) for values in block)
-    picked = [np.frombuffer(found, dtype=key) for found in first]
-    rows = matrices[0].shape[0] if matrices else 0
-    dtype = np.float32 if documents * largest < 2**24 else np.float64
-    distinct = np.empty((rows, len(picked)), dtype=dtype)
-    for index, values in enumerate(picked):
-        distinct[:, index] = values
-    return distinct, np.array(inverse, dtype=np.intp), dtype
+            stop = start + step
+            block = matrix.columns(start, stop) if isinstance(matrix, Rows) else matrix[:, start:stop]
+            for values in np.ascontiguousarray(block.T, dtype=key):
+                same = seen.setdefault(hash(values.tobytes()), [])
+                index = next((each for each in same if np.array_equal(distinct[each], values)), None)
+                if index is None:
+                    index = found
+                    distinct[index] = values
+                    same.append(index)
+                    found += 1
+                inverse.append(index)
+    return distinct[:found].T, np.array(inverse, dtype=np.intp), dtype
 
 
 def interval(old: np.ndarray, new: np.ndarray, estimate: float, confidence: float) -> Interval:

@@ -40,6 +40,7 @@ from fieldeval.compare.bootstrap import (
     joint_band,
     paired_bootstrap,
     ratio,
+    Rows,
     resample_sums,
     verdict,
 )
@@ -437,7 +438,8 @@ class _Resampled:
         paths = self.paths[chunk * self.size : (chunk + 1) * self.size]
         width = len(COUNTS)
         start = chunk * self.size * width
-        tables = [self.groups.counts(side, start, start + len(paths) * width) for side in (0, 1)]
+        stop = start + len(paths) * width
+        tables = [Rows(self.groups.samples[side].table[:, start:stop], self.groups.rows[side]) for side in (0, 1)]
         means, sums = resample_sums(scores, tables, self.resamples, self.seed, groups=self.groups.of)
         half = len(paths) * width
         while len(self.held) >= 2:
@@ -783,10 +785,8 @@ def _draw_together(resampled: Sequence[_Resampled]) -> list[np.ndarray]:
         for sample in (drawn.old, drawn.new):
             number = next(index for index, seen in enumerate(samples) if seen is sample)
             wanted[number] = max(wanted[number], min(len(drawn.paths), drawn.size) * width)
-    held = np.result_type(*(np.min_scalar_type(int(sample.table.max(initial=0))) for sample in samples))
-    tables = [  # in the smallest type that holds the counts (they are whole and not negative): a byte each, usually
-        sample.table[:, :columns].astype(held)[sample.shapes[first]]
-        for sample, columns in zip(samples, wanted, strict=True)
+    tables = [  # each group's row of each table, read a block of columns at a time (never copied whole)
+        Rows(sample.table[:, :columns], sample.shapes[first]) for sample, columns in zip(samples, wanted, strict=True)
     ]
     scores = np.column_stack([sample.scores for sample in samples])
     means, sums = resample_sums(scores, tables, resampled[0].resamples, resampled[0].seed, groups=of.reshape(-1))
