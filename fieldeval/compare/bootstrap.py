@@ -192,9 +192,7 @@ def _held(matrix: np.ndarray | Rows) -> np.ndarray:
     return matrix.table if isinstance(matrix, Rows) else matrix
 
 
-def _distinct_columns(
-    matrices: Sequence[np.ndarray | Rows], documents: int
-) -> tuple[np.ndarray, np.ndarray, type]:
+def _distinct_columns(matrices: Sequence[np.ndarray | Rows], documents: int) -> tuple[np.ndarray, np.ndarray, type]:
     """The distinct count columns, where each column of the matrices side by side is among them, and the dtype.
 
     Many columns repeat (line-item leaves often count the same true positives; tn is zero

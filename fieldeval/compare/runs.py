@@ -35,12 +35,12 @@ from fieldeval.compare.bootstrap import (
     NO_CLEAR_CHANGE,
     REGRESSED,
     Interval,
+    Rows,
     bootstrap_indices,
     interval,
     joint_band,
     paired_bootstrap,
     ratio,
-    Rows,
     resample_sums,
     verdict,
 )
