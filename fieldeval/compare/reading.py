@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -207,7 +208,7 @@ class Documents(Mapping[str, Document]):
         self._scores: array | np.ndarray = array("d")
         self._shape_numbers: array | np.ndarray = array("q")
         self._values: list[tuple[Mapping[str, str], Mapping[str, str]]] | None = []
-        self._last: tuple[tuple[str, ...], np.ndarray] | None = None
+        self._last: tuple[tuple[str, ...], np.ndarray | slice] | None = None
 
     @classmethod
     def held(cls, position: dict[str, int], scores: np.ndarray, numbers: np.ndarray, shapes: ShapeTable) -> Documents:
@@ -259,21 +260,24 @@ class Documents(Mapping[str, Document]):
 
         positions = self._positions(names)
         scores = np.frombuffer(self._scores, dtype=np.float64)[positions]
-        return scores, np.frombuffer(self._shape_numbers, dtype=np.int64)[positions].astype(np.intp)
+        numbers = np.frombuffer(self._shape_numbers, dtype=np.int64)[positions]
+        return scores, numbers.astype(np.intp, copy=False)
 
-    def _positions(self, names: Iterable[str]) -> np.ndarray:
+    def _positions(self, names: Iterable[str]) -> np.ndarray | slice:
         """Where the documents named are held; found once for the last tuple of names asked for.
 
         A comparison asks for the same paired cases several times, and they are often every
-        document in the order read, which needs no lookup at all.
+        document in the order read, which needs no lookup at all: then every column is read
+        whole, as a view, not a copy.
         """
         import numpy as np
 
         names = tuple(names)  # the same object when given a tuple
         if self._last is not None and self._last[0] is names:
             return self._last[1]
-        if len(names) == len(self.position) and names == tuple(self.position):
-            found = np.arange(len(names), dtype=np.intp)
+        found: np.ndarray | slice
+        if len(names) == len(self.position) and all(map(operator.eq, names, self.position)):
+            found = slice(None)
         else:
             found = np.fromiter(map(self.position.__getitem__, names), dtype=np.intp, count=len(names))
         self._last = (names, found)

@@ -236,11 +236,12 @@ class Sample:
         """Arrays for `cases` of `run`; a path a document lacks counts zero."""
         scores, numbers = run.columns.columns(cases)
         used, shapes = np.unique(numbers, return_inverse=True)
+        shapes = shapes.reshape(-1).astype(np.intp, copy=False)
         width = len(COUNTS)
         column = {path: index for index, path in enumerate(paths)}
         if isinstance(run.columns.shapes, ShapeTable):
             table = _table_of(run.columns.shapes, used, column)
-            return cls(tuple(cases), scores, shapes.reshape(-1).astype(np.intp), table, tuple(paths))
+            return cls(tuple(cases), scores, shapes, table, tuple(paths))
         blocks, values = array("q"), array("q")  # which block of `width` counts each path's go in, and the counts
         for row, number in enumerate(used.tolist()):
             first = row * len(paths)
@@ -252,7 +253,7 @@ class Sample:
         if blocks:
             counts = np.frombuffer(values, dtype=np.int64).reshape(-1, width)
             table.reshape(-1, width)[np.frombuffer(blocks, dtype=np.int64)] = counts
-        return cls(tuple(cases), scores, shapes.reshape(-1).astype(np.intp), table, tuple(paths))
+        return cls(tuple(cases), scores, shapes, table, tuple(paths))
 
     @classmethod
     def whole(cls, run: Run) -> Sample:
@@ -310,9 +311,14 @@ def _table_of(shapes: ShapeTable, used: np.ndarray, column: Mapping[str, int]) -
 
     The table keeps the layouts' own small unsigned type (a byte a count, usually, not eight as
     int64: at 100,000 distinct documents that is 5 MB a run, not 38), and whatever sums or
-    subtracts it widens to int64 first, so every sum is the int64 one, exact and the same.
+    subtracts it widens to int64 first, so every sum is the int64 one, exact and the same. A run
+    of one layout whose every shape is used, with its paths in `column`'s order (every case
+    paired, as a run compared with one scored from the same case file usually is), is its own
+    table: the run's rows are read, not copied.
     """
     width = len(COUNTS)
+    if len(shapes.layouts) == 1 and len(used) == len(shapes) and shapes.layouts[0][0] == tuple(column):
+        return shapes.layouts[0][3]  # every row, each path in its own column already: the run's own table, not a copy
     layout_of = _layout_of(shapes, used)
     layouts = np.unique(layout_of).tolist()
     dtype = np.result_type(np.uint8, *(shapes.layouts[layout][3].dtype for layout in layouts))
