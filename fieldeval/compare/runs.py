@@ -107,6 +107,7 @@ __all__ = [
 # A field can stay a true positive while its value changes (a different wrong description,
 # still above the match threshold), so a score can move with no count moving.
 SCORE_ONLY = "no field's counts moved, only the similarity score"
+ROW_BLOCK = 8192  # rows of a count table widened or compared at once: a few MB, whatever the run's size
 
 
 # --- pairing -----------------------------------------------------------------------------------
@@ -274,7 +275,10 @@ class Sample:
     def totals(self) -> dict[str, np.ndarray]:
         """Each path's counts summed over all documents, computed once."""
         per_row = np.bincount(self.shapes, minlength=len(self.table))
-        return _by_path(np.matmul(per_row, self.table, dtype=np.int64), self.paths)
+        sums = np.zeros(self.table.shape[1], dtype=np.int64)
+        for start in range(0, len(self.table), ROW_BLOCK):  # widened a block at a time: no int64 copy of the table
+            sums += per_row[start : start + ROW_BLOCK] @ self.table[start : start + ROW_BLOCK].astype(np.int64)
+        return _by_path(sums, self.paths)
 
     def value(self, target: str, indices: np.ndarray | None = None) -> Any:
         """`overall` (mean score) or `path.metric` over all documents, or over each row of `indices`.
@@ -376,16 +380,16 @@ class Groups:
         rows = (distinct // width).astype(np.intp), (distinct % width).astype(np.intp)
         return cls(of.reshape(-1).astype(np.intp), rows, (old, new))
 
-    def counts(self, side: int, start: int, stop: int) -> np.ndarray:
-        """(groups, stop - start) columns `start:stop` of each group's counts in run `side` (0 old, 1 new)."""
-        return self.samples[side].table[self.rows[side], start:stop]
-
     @cached_property
     def moved(self) -> np.ndarray:
         """(groups, paths) whether a path's counts differ between the runs in each group."""
-        stop = self.samples[0].table.shape[1]
-        differ = self.counts(0, 0, stop) != self.counts(1, 0, stop)
-        return differ.reshape(len(self.rows[0]), -1, len(COUNTS)).any(axis=2)
+        old, new = (sample.table for sample in self.samples)
+        moved = np.empty((len(self.rows[0]), old.shape[1] // len(COUNTS)), dtype=bool)
+        for start in range(0, len(moved), ROW_BLOCK):  # a block of groups at a time: no copy of either table
+            rows = [side[start : start + ROW_BLOCK] for side in self.rows]
+            differ = old[rows[0]] != new[rows[1]]
+            moved[start : start + ROW_BLOCK] = differ.reshape(len(rows[0]), -1, len(COUNTS)).any(axis=2)
+        return moved
 
     @cached_property
     def sizes(self) -> np.ndarray:
