@@ -16,6 +16,7 @@ SEED = 0
 CONFIDENCE = 0.95
 MAX_RESAMPLES = 100_000  # far past where a percentile interval stops moving; beyond it only time grows
 MAX_SEED = 2**63 - 1
+ROW_BLOCK = 8192  # rows of a count table widened, gathered or compared at once: a few MB, whatever the run's size
 JOINT, PER_FIELD = "joint", "per-field"  # how gates on interval ends read them: one band over all, or each alone
 INTERVAL_MODES = (JOINT, PER_FIELD)
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, overload
 
-from fieldeval.compare.params import CompareError, check_run_file
+from fieldeval.compare.params import ROW_BLOCK, CompareError, check_run_file
 from fieldeval.formats import COUNTS, limits
 from fieldeval.formats.json import skip_blanks
 from fieldeval.formats.names import name_problem
@@ -825,7 +825,7 @@ def _shape_table(schema: str, columns: Any, numbers: np.ndarray) -> ShapeTable:
     start = 0
     for (paths, fields), layouts in merged.items():
         rows = np.concatenate([np.flatnonzero(columns.layout == layout) for layout in layouts])
-        counts = np.concatenate([columns.counts[layout] for layout in layouts])
+        counts = _joined([columns.counts[layout] for layout in layouts])
         distinct, inverse = _distinct_rows(counts)
         numbers[rows] = start + inverse
         table.append((paths, fields, False, distinct))
@@ -835,6 +835,13 @@ def _shape_table(schema: str, columns: Any, numbers: np.ndarray) -> ShapeTable:
         numbers[unreadable] = start
         table.append(((), frozenset(), True, np.zeros((1, 0), dtype=np.uint8)))
     return ShapeTable(schema, table)
+
+
+def _joined(blocks: list[np.ndarray]) -> np.ndarray:
+    """The blocks' rows one after another; a lone block as it is, not copied."""
+    import numpy as np
+
+    return blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
 
 
 def _distinct_rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -856,7 +863,9 @@ def _distinct_rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         keys += counts[:, column].astype(np.uint64) * weights[column]
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     distinct = counts[first]
-    if not np.array_equal(distinct[inverse], counts):
+    inverse = inverse.reshape(-1)
+    blocks = range(0, len(counts), ROW_BLOCK)  # checked a block at a time: no second copy of the counts
+    if not all(np.array_equal(distinct[inverse[at : at + ROW_BLOCK]], counts[at : at + ROW_BLOCK]) for at in blocks):
         distinct, inverse = np.unique(counts, axis=0, return_inverse=True)
     return distinct, inverse.reshape(-1)
 

@@ -48,6 +48,7 @@ from fieldeval.compare.params import (
     CONFIDENCE,
     RATIOS,
     RESAMPLES,
+    ROW_BLOCK,
     SEED,
     CompareError,
     check_confidence,
@@ -107,7 +108,6 @@ __all__ = [
 # A field can stay a true positive while its value changes (a different wrong description,
 # still above the match threshold), so a score can move with no count moving.
 SCORE_ONLY = "no field's counts moved, only the similarity score"
-ROW_BLOCK = 8192  # rows of a count table widened or compared at once: a few MB, whatever the run's size
 
 
 # --- pairing -----------------------------------------------------------------------------------
