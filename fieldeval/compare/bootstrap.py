@@ -85,7 +85,7 @@ def bootstrap_indices(documents: int, resamples: int = RESAMPLES, seed: int = SE
 
 
 def resample_sums(
-    scores: np.ndarray,
+    scores: np.ndarray | Sequence[np.ndarray],
     counts: np.ndarray | Rows | Sequence[np.ndarray | Rows],
     resamples: int = RESAMPLES,
     seed: int = SEED,
@@ -95,8 +95,9 @@ def resample_sums(
     """Every resample's mean score per score column and sum per count column, sharing one draw.
 
     Args:
-        scores: documents x S floats (each column one run's scores, say); resampled means are
-            gathered exactly as a plain `scores[indices].mean()` would compute them.
+        scores: documents x S floats (each column one run's scores, say), or the S columns
+            apart (each run's own array, read without a copy); resampled means are gathered
+            exactly as a plain `scores[indices].mean()` would compute them.
         counts: documents x K whole numbers, or several such matrices side by side (one per
             run, never concatenated); resampled sums are `multiplicity @ counts`. A matrix may be
             given as `Rows` of a table, gathered a block of columns at a time, never whole.
@@ -110,15 +111,19 @@ def resample_sums(
     Raises:
         ValueError: If there are no documents or the resample count is out of range.
     """
-    documents = scores.shape[0]
+    if isinstance(scores, np.ndarray):
+        documents = scores.shape[0]
+        scores = [scores[:, column] for column in range(scores.shape[1])]
+    else:
+        documents = len(scores[0])
+    score_columns = [np.ascontiguousarray(values, dtype=np.float64) for values in scores]  # each run's own, not copied
     _check(documents, resamples)
     matrices = [counts] if isinstance(counts, np.ndarray | Rows) else list(counts)
     columns, inverse, dtype = _distinct_columns(matrices, documents)
-    means = np.empty((resamples, scores.shape[1]), dtype=np.float64)
+    means = np.empty((resamples, len(score_columns)), dtype=np.float64)
     sums = np.empty((resamples, columns.shape[1]), dtype=np.int64)
     rows = max(2, (CHUNK_ELEMENTS // documents) // 2 * 2)
     generator = np.random.default_rng(seed)
-    score_columns = [np.ascontiguousarray(scores[:, column], dtype=np.float64) for column in range(scores.shape[1])]
     gathered = np.empty((rows, documents), dtype=np.float64)
     for start in range(0, resamples, rows):
         size = min(rows, resamples - start)

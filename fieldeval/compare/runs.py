@@ -432,8 +432,7 @@ class _Resampled:
 
     def first(self) -> np.ndarray:
         """The mean scores of both runs per resample (resamples x 2), summing the first chunk of paths with them."""
-        scores = np.column_stack([self.old.scores, self.new.scores])
-        return self._sum(0, scores)
+        return self._sum(0, [self.old.scores, self.new.scores])
 
     def side(self, side: int) -> Mapping[str, np.ndarray]:
         return _Side(self, side)
@@ -444,7 +443,7 @@ class _Resampled:
             self._sum(chunk, np.empty((len(self.old.scores), 0)))
         return self.held[chunk][side][path]
 
-    def _sum(self, chunk: int, scores: np.ndarray) -> np.ndarray:
+    def _sum(self, chunk: int, scores: np.ndarray | list[np.ndarray]) -> np.ndarray:
         paths = self.paths[chunk * self.size : (chunk + 1) * self.size]
         width = len(COUNTS)
         start = chunk * self.size * width
@@ -798,7 +797,7 @@ def _draw_together(resampled: Sequence[_Resampled]) -> list[np.ndarray]:
     tables = [  # each group's row of each table, read a block of columns at a time (never copied whole)
         Rows(sample.table[:, :columns], sample.shapes[first]) for sample, columns in zip(samples, wanted, strict=True)
     ]
-    scores = np.column_stack([sample.scores for sample in samples])
+    scores = [sample.scores for sample in samples]
     means, sums = resample_sums(scores, tables, resampled[0].resamples, resampled[0].seed, groups=of.reshape(-1))
     starts = np.cumsum([0, *wanted])
     found = []
