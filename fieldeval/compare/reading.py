@@ -778,7 +778,8 @@ def read_results_file(path: Path | str, source: str | None = None, names_like: R
         if max(values, default=0) > MAX_COUNT:
             _check_counts(dict(zip(COUNTS, values, strict=True)), f"{source}: case {name!r}", field_path)
 
-    columns = read_columns(path, check_name=refuse_name, check_counts=refuse_counts)
+    like = names_like.columns.position if names_like is not None else None
+    columns = read_columns(path, check_name=refuse_name, check_counts=refuse_counts, names_like=like)
     builder = _Builder(source)
     builder.info = columns.header.run
     status = columns.status

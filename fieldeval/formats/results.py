@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import codecs
 import json
+import operator
 import re
 from array import array
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
@@ -510,6 +512,7 @@ def read_columns(
     *,
     check_name: Callable[[str, int], None] | None = None,
     check_counts: CountsCheck | None = None,
+    names_like: dict[str, int] | None = None,
 ) -> ResultsColumns:
     """Read a whole results file as `ResultsColumns`, refusing what `iter_records` refuses with its messages.
 
@@ -523,13 +526,19 @@ def read_columns(
     `check_counts` for the counts of a line read the slow way (a line of the writer's shape holds
     no count above 999,999,999): a reader with rules of its own raises there, in line order.
 
+    `names_like`: a name lookup read before (another run scored from the same case file) that
+    maps its `k`-th name to `k`. While this file's rows bear the same names in the same order,
+    no lookup of its own is built; when all of them do, `names` is that very lookup, so two runs
+    hold one (about 12 MB at 100,000 rows). The first row that differs builds this file's own
+    from the rows before it, and reading goes on as without one.
+
     Raises:
         FileNotFoundError: If there is no file at `path`.
         ResultsError: As `iter_results`.
     """
     path = Path(path)
     header = read_header(path)
-    reader = _ColumnsReader(path, check_name, check_counts)
+    reader = _ColumnsReader(path, check_name, check_counts, names_like)
     batch: list[tuple[int, str]] = []
     for line in _rows_after_header(path):
         batch.append(line)
@@ -543,9 +552,18 @@ def read_columns(
 class _ColumnsReader:
     """Collects `ResultsColumns` batch by batch (see `read_columns`)."""
 
-    def __init__(self, path: Path, check_name: Callable[[str, int], None] | None, check_counts: CountsCheck | None):
+    def __init__(
+        self,
+        path: Path,
+        check_name: Callable[[str, int], None] | None,
+        check_counts: CountsCheck | None,
+        names_like: dict[str, int] | None = None,
+    ):
         self.path, self.check_name, self.check_counts = path, check_name, check_counts
         self.names: dict[str, int] = {}
+        in_order = names_like is not None and all(map(operator.eq, names_like.values(), range(len(names_like))))
+        self.like = names_like if in_order else None  # followed row by row while the names agree (`read_columns`)
+        self.expected = iter(self.like or ())
         self.lines = array("q")
         self.scores = array("d")
         self.status = array("b")
@@ -555,6 +573,21 @@ class _ColumnsReader:
         self.blocks: list[list[np.ndarray]] = []  # per layout, its counts a batch at a time
         self.shared: dict[Any, Any] = {}  # each distinct tuple of names, held once
         self.distinct: dict[tuple[str, ...], bool] = {}  # names tuple -> whether no name repeats
+
+    def _follows(self, name: str) -> bool:
+        """Whether this row's name is the next of `like`'s; on the first that is not, the rows' own lookup is built."""
+        if self.like is not None and next(self.expected, None) == name:
+            return True
+        self._own_names()
+        return False
+
+    def _own_names(self) -> dict[str, int]:
+        """The lookup of the rows read so far, built from `like`'s names when they were followed."""
+        if self.like is not None:
+            count = len(self.lines)
+            self.names = dict(zip(islice(self.like, count), range(count), strict=True))
+            self.like = None
+        return self.names
 
     def _once(self, names: tuple[str, ...]) -> tuple[str, ...]:
         found = self.shared.setdefault(names, names)
@@ -602,13 +635,17 @@ class _ColumnsReader:
                 paths = fields_of(tuple(key for key, _ in pairs))
                 if status == "scored":
                     self._slow_counts(number, name, pairs, numbers)
-            if name in names:
+            followed = self.like is not None and self._follows(name)
+            names = self.names  # built afresh when the names stopped following `like`
+            if not followed and name in names:
                 first = self.lines[names[name]]
                 repeat = f"case {name!r} repeats line {first}"
                 raise ResultsError(file_error(self.path, repeat, "give every case a distinct name", line=number))
             if (len(name) > MAX_NAME_CHARS or not name.isprintable()) and self.check_name is not None:
                 self.check_name(name, number)
-            index = names[name] = len(self.lines)
+            index = len(self.lines)
+            if not followed:
+                names[name] = index
             self.lines.append(number)
             self.scores.append(value)
             self.status.append(_STATUS[status])
@@ -671,9 +708,11 @@ class _ColumnsReader:
             np.concatenate(blocks) if blocks else np.empty((0, width), dtype=np.uint8)
             for blocks, width in zip(self.blocks, self.widths, strict=True)
         ]
+        if self.like is not None and len(self.lines) < len(self.like):
+            self._own_names()  # the file ended before `like`'s names did
         return ResultsColumns(
             header,
-            self.names,
+            self.names if self.like is None else self.like,
             np.frombuffer(self.lines, dtype=np.int64),
             np.frombuffer(self.scores, dtype=np.float64),
             np.frombuffer(self.status, dtype=np.int8),

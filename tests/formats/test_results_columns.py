@@ -187,3 +187,50 @@ def test_batches_of_any_size_read_the_same(tmp_path, monkeypatch):
     ):
         assert a.tolist() == b.tolist()
     assert any(counts.dtype != np.uint8 for counts in batched.counts)  # some batch needed a wider type
+
+
+def test_a_file_with_the_same_names_in_order_holds_the_lookup_it_was_given(tmp_path):
+    found = rows(4, 60)
+    first = read_columns(write(tmp_path / "a.jsonl", found))
+    second = read_columns(write(tmp_path / "b.jsonl", found), names_like=first.names)
+    assert second.names is first.names
+    assert second.scores.tolist() == first.scores.tolist()
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["reordered", "shorter", "longer", "renamed", "not counting up"],
+)
+def test_names_that_stop_following_the_lookup_are_read_as_the_files_own(tmp_path, change):
+    """Whatever the other file's names, the lookup is this file's own: equal to the one read alone."""
+    found = rows(5, 60)
+    like = {row.name: index for index, row in enumerate(found)}
+    if change == "reordered":
+        found[10], found[11] = found[11], found[10]
+    elif change == "shorter":
+        found = found[:40]
+    elif change == "longer":
+        like = dict(list(like.items())[:40])
+    elif change == "renamed":
+        found[30] = found[30].model_copy(update={"name": "someone else"})
+    else:
+        like = {name: index + 1 for name, index in like.items()}
+    path = write(tmp_path / "run.jsonl", found)
+    alone = read_columns(path)
+    followed = read_columns(path, names_like=like)
+    assert followed.names == alone.names and list(followed.names) == list(alone.names)
+    assert followed.names is not like
+
+
+def test_a_repeated_name_is_refused_after_the_names_stop_following_the_lookup(tmp_path):
+    found = [row.model_copy(update={"name": f"case {index}"}) for index, row in enumerate(rows(6, 30))]
+    like = {row.name: index for index, row in enumerate(found)}
+    path = write(tmp_path / "run.jsonl", found)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[21] = lines[21].replace('"case 20"', '"case 3"', 1)  # line 22 repeats line 5, where the lookup agreed
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ResultsError) as alone:
+        read_columns(path)
+    with pytest.raises(ResultsError) as followed:
+        read_columns(path, names_like=like)
+    assert str(followed.value) == str(alone.value) and "repeats line 5" in str(alone.value)
