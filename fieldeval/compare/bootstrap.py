@@ -133,7 +133,8 @@ def resample_sums(
             picked = np.take(values, indices, out=gathered[:size])
             means[start : start + size, column] = np.add.reduce(picked, axis=1) / documents
         if columns.shape[1]:
-            sums[start : start + size] = _draw_sums(indices if groups is None else groups[indices], columns, dtype)
+            drawn = indices if groups is None else np.take(groups, indices, out=indices)  # the indices are spent
+            sums[start : start + size] = _draw_sums(drawn, columns, dtype)
     return means, sums[:, inverse]
 
 

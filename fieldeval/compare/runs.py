@@ -794,11 +794,14 @@ def _draw_together(resampled: Sequence[_Resampled]) -> list[np.ndarray]:
         for sample in (drawn.old, drawn.new):
             number = next(index for index, seen in enumerate(samples) if seen is sample)
             wanted[number] = max(wanted[number], min(len(drawn.paths), drawn.size) * width)
+    alone = len(first) == len(key)  # every document a group of its own: each table is read by its documents' rows
     tables = [  # each group's row of each table, read a block of columns at a time (never copied whole)
-        Rows(sample.table[:, :columns], sample.shapes[first]) for sample, columns in zip(samples, wanted, strict=True)
+        Rows(sample.table[:, :columns], sample.shapes if alone else sample.shapes[first])
+        for sample, columns in zip(samples, wanted, strict=True)
     ]
     scores = [sample.scores for sample in samples]
-    means, sums = resample_sums(scores, tables, resampled[0].resamples, resampled[0].seed, groups=of.reshape(-1))
+    groups = None if alone else of.reshape(-1)
+    means, sums = resample_sums(scores, tables, resampled[0].resamples, resampled[0].seed, groups=groups)
     starts = np.cumsum([0, *wanted])
     found = []
     for drawn in resampled:
