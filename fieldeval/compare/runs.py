@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from fieldeval.compare.bootstrap import (
     resample_sums,
     verdict,
 )
+from fieldeval.compare.heap import release_freed_memory
 from fieldeval.compare.params import (
     CONFIDENCE,
     RATIOS,
@@ -423,12 +424,17 @@ class _Resampled:
     summed with the mean scores in the single pass the comparison is built with.
     """
 
-    def __init__(self, old: Sample, new: Sample, groups: Groups, resamples: int, seed: int) -> None:
-        self.old, self.new, self.groups, self.resamples, self.seed = old, new, groups, resamples, seed
+    def __init__(self, old: Sample, new: Sample, resamples: int, seed: int) -> None:
+        self.old, self.new, self.resamples, self.seed = old, new, resamples, seed
         self.paths = list(old.paths)
         self.position = {path: index for index, path in enumerate(self.paths)}
         self.size = max(1, DRAW_BYTES // (resamples * 2 * len(COUNTS) * 8))
         self.held: dict[int, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] = {}
+
+    @cached_property
+    def groups(self) -> Groups:
+        """The paired documents' groups, found when first needed: candidates drawn together need none to be drawn."""
+        return Groups.pair(self.old, self.new)
 
     def first(self) -> np.ndarray:
         """The mean scores of both runs per resample (resamples x 2), summing the first chunk of paths with them."""
@@ -510,12 +516,17 @@ class Comparison:
     pairing: Pairing
     old: Sample
     new: Sample
-    groups: Groups
     paths: tuple[str, ...]
     old_draws: Draws
     new_draws: Draws
     confidence: float
     seed: int
+    resampled: _Resampled = field(repr=False)
+
+    @property
+    def groups(self) -> Groups:
+        """The paired documents grouped by their pair of shapes (found once, when first read)."""
+        return self.resampled.groups
 
     @property
     def resamples(self) -> int:
@@ -716,7 +727,6 @@ class _Paired:
     paths: tuple[str, ...]
     old: Sample
     new_sample: Sample
-    groups: Groups
 
 
 def compare_candidates(
@@ -749,8 +759,9 @@ def compare_candidates(
         )
         before = shared if shared is not None else Sample.of(old, pairing.cases, paths)
         after = Sample.of(new, pairing.cases, paths)
-        paired.append(_Paired(new, pairing, tuple(paths), before, after, Groups.pair(before, after)))
-    resampled = [_Resampled(each.old, each.new_sample, each.groups, resamples, seed) for each in paired]
+        paired.append(_Paired(new, pairing, tuple(paths), before, after))
+    resampled = [_Resampled(each.old, each.new_sample, resamples, seed) for each in paired]
+    release_freed_memory()  # what reading and pairing freed, before the bootstrap's peak
     if len(paired) > 1 and all(each.pairing.cases == paired[0].pairing.cases for each in paired):
         means = _draw_together(resampled)
     else:
@@ -763,12 +774,12 @@ def compare_candidates(
             pairing=each.pairing,
             old=each.old,
             new=each.new_sample,
-            groups=each.groups,
             paths=each.paths,
             old_draws=Draws(found[:, 0], drawn.side(0)),
             new_draws=Draws(found[:, 1], drawn.side(1)),
             confidence=confidence,
             seed=seed,
+            resampled=drawn,
         )
         for each, drawn, found in zip(paired, resampled, means, strict=True)
     ]
