@@ -167,7 +167,7 @@ def _multiplicity(drawn: np.ndarray, rows: int, dtype: type) -> np.ndarray:
     multiplicity: np.ndarray = np.empty((size, rows), dtype=dtype)
     for first in range(0, size, block):
         picked = drawn[first : first + block]
-        offsets = (picked + (np.arange(picked.shape[0]) * rows)[:, None]).ravel()
+        offsets = picked.ravel() if len(picked) == 1 else (picked + (np.arange(len(picked)) * rows)[:, None]).ravel()
         counted = np.bincount(offsets, minlength=picked.shape[0] * rows).reshape(picked.shape[0], rows)
         multiplicity[first : first + picked.shape[0]] = counted
     return multiplicity

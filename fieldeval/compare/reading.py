@@ -209,6 +209,7 @@ class Documents(Mapping[str, Document]):
         self._shape_numbers: array | np.ndarray = array("q")
         self._values: list[tuple[Mapping[str, str], Mapping[str, str]]] | None = []
         self._last: tuple[tuple[str, ...], np.ndarray | slice] | None = None
+        self._names: tuple[str, ...] | None = None
 
     @classmethod
     def held(cls, position: dict[str, int], scores: np.ndarray, numbers: np.ndarray, shapes: ShapeTable) -> Documents:
@@ -282,6 +283,12 @@ class Documents(Mapping[str, Document]):
             found = np.fromiter(map(self.position.__getitem__, names), dtype=np.intp, count=len(names))
         self._last = (names, found)
         return found
+
+    def names(self) -> tuple[str, ...]:
+        """Every case name in the order read, as one tuple kept for all who ask (each candidate's pairing, say)."""
+        if self._names is None or len(self._names) != len(self.position):
+            self._names = tuple(self.position)
+        return self._names
 
     def shape_of(self, name: str) -> Shape:
         return self.shapes[self._shape_numbers[self.position[name]]]

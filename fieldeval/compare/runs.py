@@ -144,7 +144,7 @@ def pair_runs(old: Run, new: Run) -> Pairing:
     before, after = old.columns, new.columns
     one_schema = len(_schemas(before) | _schemas(after)) == 1  # no need to look each up
     if one_schema and not old.unscored and not new.unscored and before.position.keys() == after.position.keys():
-        pairing = Pairing(tuple(before.position), ())  # every case pairs, in the old run's order: no loop over names
+        pairing = Pairing(before.names(), ())  # every case pairs, in the old run's order: no loop over names
         _check_same_fields(old, new, pairing.cases)
         return pairing
     names = dict.fromkeys([*before.position, *old.unscored, *after.position, *new.unscored])
@@ -237,8 +237,13 @@ class Sample:
     def of(cls, run: Run, cases: Sequence[str], paths: Sequence[str]) -> Sample:
         """Arrays for `cases` of `run`; a path a document lacks counts zero."""
         scores, numbers = run.columns.columns(cases)
-        used, shapes = np.unique(numbers, return_inverse=True)
-        shapes = shapes.reshape(-1).astype(np.intp, copy=False)
+        seen = np.zeros(len(run.columns.shapes), dtype=bool)
+        seen[numbers] = True
+        if seen.all():  # every shape used: each is its own row, and the numbers are the rows (read, not copied)
+            used, shapes = np.arange(len(seen)), numbers
+        else:
+            used, shapes = np.unique(numbers, return_inverse=True)
+            shapes = shapes.reshape(-1).astype(np.intp, copy=False)
         width = len(COUNTS)
         column = {path: index for index, path in enumerate(paths)}
         if isinstance(run.columns.shapes, ShapeTable):
@@ -247,10 +252,10 @@ class Sample:
         blocks, values = array("q"), array("q")  # which block of `width` counts each path's go in, and the counts
         for row, number in enumerate(used.tolist()):
             first = row * len(paths)
-            for path, numbers in run.columns.shapes[number].pairs:
+            for path, counted in run.columns.shapes[number].pairs:
                 if path in column:
                     blocks.append(first + column[path])
-                    values.extend(numbers)
+                    values.extend(counted)
         table = np.zeros((len(used), len(paths) * width), dtype=np.int64)
         if blocks:
             counts = np.frombuffer(values, dtype=np.int64).reshape(-1, width)
