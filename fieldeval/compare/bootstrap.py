@@ -124,14 +124,14 @@ def resample_sums(
     sums = np.empty((resamples, columns.shape[1]), dtype=np.int64)
     rows = max(2, (CHUNK_ELEMENTS // documents) // 2 * 2)
     generator = np.random.default_rng(seed)
-    gathered = np.empty((rows, documents), dtype=np.float64)
+    gathered = np.empty(documents, dtype=np.float64)
     for start in range(0, resamples, rows):
         size = min(rows, resamples - start)
         indices = generator.integers(0, documents, size=(size, documents))
         for column, values in enumerate(score_columns):
-            # `values[indices].mean(axis=1)`'s own sum and division, gathered into one buffer kept across chunks
-            picked = np.take(values, indices, out=gathered[:size])
-            means[start : start + size, column] = np.add.reduce(picked, axis=1) / documents
+            for row, drawn in enumerate(indices, start):
+                # `values[drawn].mean()`'s own sum and division, gathered into one buffer kept throughout
+                means[row, column] = np.add.reduce(np.take(values, drawn, out=gathered)) / documents
         if columns.shape[1]:
             drawn = indices if groups is None else np.take(groups, indices, out=indices)  # the indices are spent
             sums[start : start + size] = _draw_sums(drawn, columns, dtype)
