@@ -29,6 +29,7 @@ from fieldeval.formats import COUNTS
 CHUNK_ELEMENTS = 400_000
 PRODUCT_PIECE = 200_000  # multiply-adds per matrix product: one thread (see `_draw_sums`)
 IMPROVED, REGRESSED, NO_CLEAR_CHANGE = "improved", "regressed", "no clear change"
+COLUMN_BYTES = 12 << 20  # distinct count columns held in one pass over the draw (see `_distinct_columns`)
 BINCOUNT_BINS = 1 << 16  # bins per bincount call: rows x resamples counted at once, within cache
 LEVEL_STEPS = 40  # halvings of the gap between a joint band's level and 1: a level found to 1e-12
 STILL = 1e-12  # a bootstrap standard error at most this (times the estimate, if above 1) is rounding, not variation
@@ -119,23 +120,28 @@ def resample_sums(
     score_columns = [np.ascontiguousarray(values, dtype=np.float64) for values in scores]  # each run's own, not copied
     _check(documents, resamples)
     matrices = [counts] if isinstance(counts, np.ndarray | Rows) else list(counts)
-    columns, inverse, dtype = _distinct_columns(matrices, documents)
     means = np.empty((resamples, len(score_columns)), dtype=np.float64)
-    sums = np.empty((resamples, columns.shape[1]), dtype=np.int64)
     rows = max(2, (CHUNK_ELEMENTS // documents) // 2 * 2)
-    generator = np.random.default_rng(seed)
     gathered = np.empty(documents, dtype=np.float64)
-    for start in range(0, resamples, rows):
-        size = min(rows, resamples - start)
-        indices = generator.integers(0, documents, size=(size, documents))
-        for column, values in enumerate(score_columns):
-            for row, drawn in enumerate(indices, start):
-                # `values[drawn].mean()`'s own sum and division, gathered into one buffer kept throughout
-                means[row, column] = np.add.reduce(np.take(values, drawn, out=gathered)) / documents
-        if columns.shape[1]:
-            drawn = indices if groups is None else np.take(groups, indices, out=indices)  # the indices are spent
-            sums[start : start + size] = _draw_sums(drawn, columns, dtype)
-    return means, sums[:, inverse]
+    found: list[np.ndarray] = []
+    while not found or matrices:  # a pass over the draw for as many matrices as `COLUMN_BYTES` holds (the means once)
+        columns, inverse, dtype, taken = _distinct_columns(matrices, documents)
+        matrices = matrices[taken:]
+        sums = np.empty((resamples, columns.shape[1]), dtype=np.int64)
+        generator = np.random.default_rng(seed)  # every pass draws the same indices
+        for start in range(0, resamples, rows):
+            size = min(rows, resamples - start)
+            indices = generator.integers(0, documents, size=(size, documents))
+            for column, values in enumerate(score_columns if not found else ()):
+                for row, drawn in enumerate(indices, start):
+                    # `values[drawn].mean()`'s own sum and division, gathered into one buffer kept throughout
+                    means[row, column] = np.add.reduce(np.take(values, drawn, out=gathered)) / documents
+            if columns.shape[1]:
+                drawn = indices if groups is None else np.take(groups, indices, out=indices)  # the indices are spent
+                sums[start : start + size] = _draw_sums(drawn, columns, dtype)
+        del columns  # before the next pass's are built
+        found.append(sums[:, inverse])
+    return means, found[0] if len(found) == 1 else np.concatenate(found, axis=1)
 
 
 def _draw_sums(drawn: np.ndarray, columns: np.ndarray, dtype: type) -> np.ndarray:
@@ -198,8 +204,11 @@ def _held(matrix: np.ndarray | Rows) -> np.ndarray:
     return matrix.table if isinstance(matrix, Rows) else matrix
 
 
-def _distinct_columns(matrices: Sequence[np.ndarray | Rows], documents: int) -> tuple[np.ndarray, np.ndarray, type]:
-    """The distinct count columns, where each column of the matrices side by side is among them, and the dtype.
+def _distinct_columns(
+    matrices: Sequence[np.ndarray | Rows], documents: int
+) -> tuple[np.ndarray, np.ndarray, type, int]:
+    """The distinct count columns, where each column of the matrices side by side is among them, the dtype, and
+    how many of the matrices they are of: they stop after the matrix that brings them to `COLUMN_BYTES`.
 
     Many columns repeat (line-item leaves often count the same true positives; tn is zero
     throughout), and at 100,000 documents the product is bound by reading this matrix once per
@@ -212,6 +221,10 @@ def _distinct_columns(matrices: Sequence[np.ndarray | Rows], documents: int) -> 
     columns are held once, with no copy of the matrices and no keys beside them. float32 is
     exact while every partial sum stays below 2**24 (a resample's sum is at most `documents` x
     the largest count); float64 is exact below 2**53, which `fieldeval.compare.reading.MAX_COUNT` keeps.
+
+    Five runs of 100,000 documents would hold some 28 MB of distinct columns at once; past
+    `COLUMN_BYTES` the rest wait for another pass over the same seeded draw, which costs the
+    draw again (a tenth of the time) and holds half the memory.
     """
     largest = max((int(_held(matrix).max(initial=0)) for matrix in matrices), default=0)
     smallest = min((int(_held(matrix).min(initial=0)) for matrix in matrices), default=0)
@@ -222,7 +235,11 @@ def _distinct_columns(matrices: Sequence[np.ndarray | Rows], documents: int) -> 
     found = 0
     seen: dict[int, list[int]] = {}  # a column's hash -> the distinct columns with it
     inverse: list[int] = []
+    taken = 0
     for matrix in matrices:
+        if found * rows * np.dtype(dtype).itemsize >= COLUMN_BYTES:
+            break
+        taken += 1
         step = max(1, CHUNK_ELEMENTS // max(1, matrix.shape[0]))
         for start in range(0, matrix.shape[1], step):
             stop = start + step
@@ -236,7 +253,7 @@ def _distinct_columns(matrices: Sequence[np.ndarray | Rows], documents: int) -> 
                     same.append(index)
                     found += 1
                 inverse.append(index)
-    return distinct[:found].T, np.array(inverse, dtype=np.intp), dtype
+    return distinct[:found].T, np.array(inverse, dtype=np.intp), dtype, taken
 
 
 def interval(old: np.ndarray, new: np.ndarray, estimate: float, confidence: float) -> Interval:

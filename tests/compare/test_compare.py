@@ -625,3 +625,28 @@ def test_help_and_bad_arguments_answer_before_any_heavy_import(tmp_path):
     )
     assert completed.stdout.splitlines()[-1] == "[0, 2, 2, 2, 2, 2] []", completed.stderr
     assert completed.stderr.count("absent.json: no saved report here") == 2, completed.stderr
+
+
+@pytest.mark.parametrize("bound", [1, 200, 10**9], ids=["a-pass-per-matrix", "some-passes", "one-pass"])
+def test_draws_in_several_passes_equal_one_draw(monkeypatch, bound):
+    """Matrices summed over several passes of the same seeded draw give the sums and means of one."""
+    monkeypatch.setattr(bootstrap, "COLUMN_BYTES", bound)
+    generator = np.random.default_rng(8)
+    scores = generator.random((40, 3))
+    counts = [generator.integers(0, 9, size=(40, 6)) for _ in range(3)]
+    counts[2][:, 1] = counts[0][:, 4]  # a column repeated across matrices
+    means, sums = bootstrap.resample_sums(scores, counts, resamples=37, seed=3)
+    indices = bootstrap_indices(40, 37, seed=3)
+    assert np.array_equal(means, np.stack([scores[:, k][indices].mean(axis=1) for k in range(3)], 1))
+    assert np.array_equal(sums, np.concatenate([matrix[indices].sum(axis=1) for matrix in counts], axis=1))
+
+
+def test_rows_of_a_table_are_summed_as_the_gathered_matrix():
+    """`Rows` (a table read through a row index, never gathered whole) sums as the matrix it stands for."""
+    generator = np.random.default_rng(9)
+    table = generator.integers(0, 30, size=(12, 7)).astype(np.uint8)
+    index = generator.integers(0, 12, size=50)
+    scores = generator.random((50, 1))
+    gathered = bootstrap.resample_sums(scores, table[index], resamples=21, seed=4)
+    read = bootstrap.resample_sums(scores, bootstrap.Rows(table, index), resamples=21, seed=4)
+    assert all(np.array_equal(a, b) for a, b in zip(gathered, read, strict=True))
