@@ -157,3 +157,42 @@ def test_candidates_over_other_cases_are_each_drawn_alone(runs, tmp_path):
         alone = compare_runs(runs[0], candidate, resamples=RESAMPLES, seed=SEED)
         assert shared.resampled_delta("overall").tobytes() == alone.resampled_delta("overall").tobytes()
         assert shared.resampled_delta("total_amount.f1").tobytes() == alone.resampled_delta("total_amount.f1").tobytes()
+
+
+def test_candidates_whose_documents_share_shapes_draw_what_they_draw_alone(tmp_path):
+    """Documents repeating a few shapes are drawn as groups (the path a run of all-different documents skips)."""
+    found = []
+    for seed in range(3):
+        generator = random.Random(seed)
+        with ResultsWriter(tmp_path / f"{seed}.jsonl", ResultsHeader(schema="walkthroughs.invoices:Invoice")) as out:
+            for index in range(DOCUMENTS):
+                tp = generator.choice([0, 1])
+                counts = {name: Counts(tp=tp, fn=1 - tp) for name in PATHS}
+                fields = {name.split(".")[0]: 1.0 for name in PATHS}
+                score = generator.choice([0.5, 1.0])
+                out.write(
+                    ResultRow(
+                        name=f"doc-{index:04d}",
+                        score=score,
+                        test_pass=True,
+                        status="scored",
+                        field_scores=fields,
+                        counts=counts,
+                    )
+                )
+        found.append(read_run_file(tmp_path / f"{seed}.jsonl"))
+    together = compare_candidates(found[0], found[1:], resamples=RESAMPLES, seed=SEED)
+    assert len(together[0].groups.sizes) < DOCUMENTS  # groups, not one document each
+    for shared, candidate in zip(together, found[1:], strict=True):
+        alone = compare_runs(found[0], candidate, resamples=RESAMPLES, seed=SEED)
+        for target in ["overall", *(f"{path}.f1" for path in PATHS)]:
+            assert shared.resampled_delta(target).tobytes() == alone.resampled_delta(target).tobytes(), target
+
+
+def test_a_sample_of_every_case_of_a_one_layout_run_reads_the_runs_own_arrays(tmp_path):
+    run = write_run(tmp_path / "a.jsonl", 3, lacking=0)  # every row with every path: one layout
+    sample, slow = Sample.whole(run), Sample.whole(held_one_by_one(run))
+    assert np.shares_memory(sample.table, run.columns.shapes.layouts[0][3])  # read, not copied
+    assert np.array_equal(sample.matrix, slow.matrix) and np.array_equal(sample.scores, slow.scores)
+    for path in sample.paths:
+        assert np.array_equal(sample.totals[path], slow.totals[path])
