@@ -765,7 +765,8 @@ def read_results_file(path: Path | str, source: str | None = None, names_like: R
 
     `names_like`: a run read before (the baseline, say) whose documents may bear the same names
     at the same places, as runs scored from one case file do; this run then holds that run's
-    name lookup instead of its own copy (about 12 MB of names and dict at 100,000 documents).
+    name lookup instead of its own copy (about 12 MB of names and dict at 100,000 documents),
+    and the reader follows it row by row instead of building one to throw away.
 
     Raises:
         FileNotFoundError: If there is no file at `path`.
