@@ -11,7 +11,6 @@ call for memory a process no longer uses. Elsewhere than glibc (macOS, musl) thi
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import sys
 from collections.abc import Callable
@@ -22,7 +21,7 @@ def _trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        return ctypes.CDLL(None).malloc_trim  # the C library the interpreter runs on
     except (OSError, AttributeError):  # not glibc
         return None
 

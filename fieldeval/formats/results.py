@@ -576,7 +576,7 @@ class _ColumnsReader:
 
     def _follows(self, name: str) -> bool:
         """Whether this row's name is the next of `like`'s; on the first that is not, the rows' own lookup is built."""
-        if self.like is not None and next(self.expected, None) == name:
+        if next(self.expected, None) == name:
             return True
         self._own_names()
         return False
@@ -604,7 +604,7 @@ class _ColumnsReader:
         numbers = array("q")  # the counts of scored lines read the slow way, in order
         slow = array("q")  # the rows read the slow way
         failures_fit: dict[str, bool] = {"{}": True}  # failures text -> whether it repeats no key
-        names, fields_of, distinct = self.names, self._once, self.distinct
+        fields_of, distinct = self._once, self.distinct
         for number, text in batch:
             match = _ROW_LINE.fullmatch(text) if "\\" not in text else None
             place = -1  # where this line's counts text is among the batch's; -1: the line is read the slow way

@@ -5,7 +5,9 @@ results file's arrays are built a layout at a time: both are checked here agains
 path, to the last bit, on seeded runs whose documents almost all differ, some lacking a path.
 """
 
+import platform
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -196,3 +198,16 @@ def test_a_sample_of_every_case_of_a_one_layout_run_reads_the_runs_own_arrays(tm
     assert np.array_equal(sample.matrix, slow.matrix) and np.array_equal(sample.scores, slow.scores)
     for path in sample.paths:
         assert np.array_equal(sample.totals[path], slow.totals[path])
+
+
+def test_freed_heap_pages_are_given_back_with_glibc_and_nothing_is_called_elsewhere(monkeypatch):
+    from fieldeval.compare import heap
+
+    heap._trim.cache_clear()
+    if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+        assert heap._trim() is not None
+    monkeypatch.setattr(heap.sys, "platform", "darwin")
+    heap._trim.cache_clear()
+    assert heap._trim() is None
+    heap.release_freed_memory()  # no call to make: nothing happens
+    heap._trim.cache_clear()
