@@ -70,7 +70,7 @@ def simulate(
     paths = [(name, path) for name, invoice in truth.items() for path in _leaves(invoice)]
     seeded = frozenset(rng.sample(paths, round(label_errors * len(paths))))
     labels = {name: _copy(invoice) for name, invoice in truth.items()}
-    for name, path in seeded:
+    for name, path in sorted(seeded):  # a fixed order: a set of strings iterates by their hashes, new each process
         _set(labels[name], path, _misread(rng, path, _get(truth[name], path)))
     sharing = set(rng.sample(sorted(truth), round(shared * documents)))
     outputs = []
