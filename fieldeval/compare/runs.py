@@ -790,6 +790,19 @@ def compare_candidates(
     ]
 
 
+def _groups_of(samples: Sequence[Sample]) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """Each sample's table row for each group of documents that share their shape in every sample, and each
+    document's group; when every document is a group of its own, the samples' own rows and no group map.
+    """
+    key = samples[0].shapes.astype(np.int64)
+    for sample in samples[1:]:  # the group numbers stay below the documents, so the key never overflows
+        key = np.unique(key * len(sample.table) + sample.shapes, return_inverse=True)[1].reshape(-1)
+    _, first, of = np.unique(key, return_index=True, return_inverse=True)
+    if len(first) == len(key):
+        return [sample.shapes for sample in samples], None
+    return [sample.shapes[first] for sample in samples], of.reshape(-1)
+
+
 def _draw_together(resampled: Sequence[_Resampled]) -> list[np.ndarray]:
     """Each pairing's `_Resampled.first()`, from one pass over the resamples for all of them (same cases).
 
@@ -800,23 +813,17 @@ def _draw_together(resampled: Sequence[_Resampled]) -> list[np.ndarray]:
     samples: list[Sample] = []
     for drawn in resampled:
         samples += [sample for sample in (drawn.old, drawn.new) if not any(sample is seen for seen in samples)]
-    key = samples[0].shapes.astype(np.int64)
-    for sample in samples[1:]:  # the group numbers stay below the documents, so the key never overflows
-        key = np.unique(key * len(sample.table) + sample.shapes, return_inverse=True)[1].reshape(-1)
-    _, first, of = np.unique(key, return_index=True, return_inverse=True)
+    rows, groups = _groups_of(samples)
     width = len(COUNTS)
     wanted = [0] * len(samples)  # columns of each sample's table in some pairing's first chunk
     for drawn in resampled:
         for sample in (drawn.old, drawn.new):
             number = next(index for index, seen in enumerate(samples) if seen is sample)
             wanted[number] = max(wanted[number], min(len(drawn.paths), drawn.size) * width)
-    alone = len(first) == len(key)  # every document a group of its own: each table is read by its documents' rows
     tables = [  # each group's row of each table, read a block of columns at a time (never copied whole)
-        Rows(sample.table[:, :columns], sample.shapes if alone else sample.shapes[first])
-        for sample, columns in zip(samples, wanted, strict=True)
+        Rows(sample.table[:, :columns], row) for sample, columns, row in zip(samples, wanted, rows, strict=True)
     ]
     scores = [sample.scores for sample in samples]
-    groups = None if alone else of.reshape(-1)
     means, sums = resample_sums(scores, tables, resampled[0].resamples, resampled[0].seed, groups=groups)
     starts = np.cumsum([0, *wanted])
     found = []
