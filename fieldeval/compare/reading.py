@@ -262,6 +262,8 @@ class Documents(Mapping[str, Document]):
         positions = self._positions(names)
         scores = np.frombuffer(self._scores, dtype=np.float64)[positions]
         numbers = np.frombuffer(self._shape_numbers, dtype=np.int64)[positions]
+        if isinstance(self._scores, array):  # columns still added to: copies, so no view pins their buffers
+            scores, numbers = scores.copy(), numbers.copy()
         return scores, numbers.astype(np.intp, copy=False)
 
     def _positions(self, names: Iterable[str]) -> np.ndarray | slice:

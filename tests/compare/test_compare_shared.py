@@ -211,3 +211,15 @@ def test_freed_heap_pages_are_given_back_with_glibc_and_nothing_is_called_elsewh
     assert heap._trim() is None
     heap.release_freed_memory()  # no call to make: nothing happens
     heap._trim.cache_clear()
+
+
+def test_documents_still_being_added_to_hand_out_copies_not_views():
+    """Every case read in order is read as a view of held columns; of columns still growing, a copy."""
+    from fieldeval.compare.reading import Documents, Shape
+
+    documents = Documents()
+    shape = documents.number(Shape("Invoice", (("total_amount", (1, 0, 0, 0, 0, 0)),), frozenset(), False))
+    documents.add("a", 0.5, shape)
+    scores, _ = documents.columns(["a"])
+    documents.add("b", 0.25, shape)  # a view would pin the growing array's buffer: this would raise BufferError
+    assert scores.tolist() == [0.5] and documents.columns(["a", "b"])[0].tolist() == [0.5, 0.25]
