@@ -22,10 +22,11 @@ SEED = 11
 PATHS = ["invoice_id", "vendor_name", "line_items", "line_items.sku", "total_amount"]
 
 
-def write_run(path, seed: int, extra: str | None = None, lacking: float = 0.1, large: bool = False):
+def write_run(path, seed: int, extra: str | None = None, lacking: float = 0.1, large: bool = False, few=False):
     """A results file of seeded scored rows over the same case names; some rows lack a path.
 
     `large`: some true-positive counts near the largest a file may hold, so the held table needs 32 bits.
+    `few`: every path of a document one true positive or one false negative, and two scores: few shapes.
     """
     generator = random.Random(seed)
     with ResultsWriter(path, ResultsHeader(schema="walkthroughs.invoices:Invoice")) as out:
@@ -34,12 +35,16 @@ def write_run(path, seed: int, extra: str | None = None, lacking: float = 0.1, l
             for name in PATHS + ([extra] if extra else []):
                 if generator.random() < lacking:
                     continue
+                if few:
+                    tp = generator.choice([0, 1])
+                    counts[name] = Counts(tp=tp, fn=1 - tp)
+                    continue
                 fa, fd = generator.choice([0, 1]), generator.choice([0, 0, 2])
                 tp = generator.randrange(9)
                 if large and generator.random() < 0.3:
                     tp = 10**9 - generator.randrange(9)
                 counts[name] = Counts(tp=tp, fa=fa, fd=fd, fp=fa + fd, fn=generator.randrange(2))
-            score = generator.random()
+            score = generator.choice([0.5, 1.0]) if few else generator.random()
             fields = {name.split(".")[0]: 1.0 for name in counts}
             out.write(
                 ResultRow(
@@ -163,26 +168,7 @@ def test_candidates_over_other_cases_are_each_drawn_alone(runs, tmp_path):
 
 def test_candidates_whose_documents_share_shapes_draw_what_they_draw_alone(tmp_path):
     """Documents repeating a few shapes are drawn as groups (the path a run of all-different documents skips)."""
-    found = []
-    for seed in range(3):
-        generator = random.Random(seed)
-        with ResultsWriter(tmp_path / f"{seed}.jsonl", ResultsHeader(schema="walkthroughs.invoices:Invoice")) as out:
-            for index in range(DOCUMENTS):
-                tp = generator.choice([0, 1])
-                counts = {name: Counts(tp=tp, fn=1 - tp) for name in PATHS}
-                fields = {name.split(".")[0]: 1.0 for name in PATHS}
-                score = generator.choice([0.5, 1.0])
-                out.write(
-                    ResultRow(
-                        name=f"doc-{index:04d}",
-                        score=score,
-                        test_pass=True,
-                        status="scored",
-                        field_scores=fields,
-                        counts=counts,
-                    )
-                )
-        found.append(read_run_file(tmp_path / f"{seed}.jsonl"))
+    found = [write_run(tmp_path / f"{seed}.jsonl", seed, lacking=0, few=True) for seed in range(3)]
     together = compare_candidates(found[0], found[1:], resamples=RESAMPLES, seed=SEED)
     assert len(together[0].groups.sizes) < DOCUMENTS  # groups, not one document each
     for shared, candidate in zip(together, found[1:], strict=True):
