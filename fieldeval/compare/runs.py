@@ -441,6 +441,11 @@ class _Resampled:
         """The paired documents' groups, found when first needed: candidates drawn together need none to be drawn."""
         return Groups.pair(self.old, self.new)
 
+    @cached_property
+    def drawn_groups(self) -> tuple[list[np.ndarray], np.ndarray | None]:
+        """What the draw counts: each run's row per group and each document's group (`_groups_of`)."""
+        return _groups_of([self.old, self.new])
+
     def first(self) -> np.ndarray:
         """The mean scores of both runs per resample (resamples x 2), summing the first chunk of paths with them."""
         return self._sum(0, [self.old.scores, self.new.scores])
@@ -459,8 +464,10 @@ class _Resampled:
         width = len(COUNTS)
         start = chunk * self.size * width
         stop = start + len(paths) * width
-        tables = [Rows(self.groups.samples[side].table[:, start:stop], self.groups.rows[side]) for side in (0, 1)]
-        means, sums = resample_sums(scores, tables, self.resamples, self.seed, groups=self.groups.of)
+        rows, groups = self.drawn_groups
+        samples = (self.old, self.new)
+        tables = [Rows(sample.table[:, start:stop], row) for sample, row in zip(samples, rows, strict=True)]
+        means, sums = resample_sums(scores, tables, self.resamples, self.seed, groups=groups)
         half = len(paths) * width
         while len(self.held) >= 2:
             self.held.pop(next(iter(self.held)))
