@@ -438,7 +438,7 @@ class _Resampled:
 
     @cached_property
     def groups(self) -> Groups:
-        """The paired documents' groups, found when first needed: candidates drawn together need none to be drawn."""
+        """The paired documents grouped by their pair of shapes, for the tables: found when first read."""
         return Groups.pair(self.old, self.new)
 
     @cached_property
