@@ -17,9 +17,10 @@ amounts then agree only when equal), and `Audit.notes` says so.
 
 A leaf is a suspect when at least two runs agree with each other against the label, and more of
 them do than read the label. Suspects rank by how many runs agree, then by what the leaf cost
-them together (the sum of their rows' costs). Not audited: whole list items a label has and no
-run found, or that runs invented (their readings are whole items, named by each run's own index),
-and documents a run could not read.
+them together (the sum of their rows' costs). An item of a list of values (`tags[1]`) is a leaf
+like a field, paired and compared by the list field's comparator. Not audited: whole items of a
+list of models, items a label has and no run found, or that runs invented (named by each run's own
+index), and documents a run could not read.
 """
 
 from __future__ import annotations
@@ -318,7 +319,9 @@ def _case_suspects(
     comparators: Comparators,
     runs: Sequence[SavedRun],
 ) -> Iterable[Suspect]:
-    rows: list[dict[str, StoredLeaf]] = [{leaf.path: leaf for leaf in document.leaves} for document in documents]
+    rows: list[dict[str, StoredLeaf]] = [
+        {leaf.path: leaf for leaf in document.leaves if not _invented_item(leaf)} for document in documents
+    ]
     paths = dict.fromkeys(path for found in rows for path, leaf in found.items() if _audited(leaf))
     for path in paths:
         leaf = next(found[path] for found in rows if path in found)
@@ -359,20 +362,30 @@ _LABEL = _Reading(None, 0.0)  # a run that read the leaf as the label
 
 
 def _audited(leaf: StoredLeaf) -> bool:
-    """A leaf of the label (not a whole list item, not an unreadable output)."""
-    return not leaf.path.endswith("]") and leaf.kind != "unreadable" and leaf.comparator is not None
+    """A leaf of the label: a field, or a paired item of a list of values; not a whole item of a list of
+    models, an item missing or invented, nor an unreadable output."""
+    if leaf.kind == "unreadable" or leaf.comparator is None:
+        return False
+    return not leaf.path.endswith("]") or (
+        leaf.kind in ("wrong value", "partial") and not isinstance(leaf.expected, dict)
+    )
+
+
+def _invented_item(leaf: StoredLeaf) -> bool:
+    """An item a run invented: named by the run's own index, so it may share a path with a labelled item."""
+    return leaf.kind == "invented" and leaf.path.endswith("]")
 
 
 def _reading(rows: Mapping[str, StoredLeaf], path: str) -> _Reading | None:
     """What one run read at `path`: the label, another value, or nothing (its item or output is missing)."""
     if "(output)" in rows:
         return None
+    for holder in _holders(path):
+        item = rows.get(holder)
+        if item is not None and item.kind == "missing":
+            return None  # the run has no item paired with the labelled one
     leaf = rows.get(path)
     if leaf is None:
-        for holder in _holders(path):
-            item = rows.get(holder)
-            if item is not None and item.kind in ("missing", "invented"):
-                return None  # the run has no item paired with the labelled one
         return _LABEL
     matched = leaf.score is not None and leaf.threshold is not None and leaf.score >= leaf.threshold
     if matched and leaf.kind in ("partial", "below threshold"):

@@ -129,6 +129,14 @@ def _comparator_info(cls: type[StructuredModel], name: str) -> tuple[str, float,
     return type(info.comparator).__name__, float(info.threshold), float(info.weight)
 
 
+def _item_score(cls: type[StructuredModel], name: str, want: Any, have: Any) -> float | None:
+    """The raw similarity of two paired items of the list of values `name`, by the field's comparator."""
+    try:
+        return float(cls._get_comparison_info(name).comparator.compare(want, have))
+    except Exception:  # a value the comparator cannot read: stickler's own record stands
+        return None
+
+
 def _absent(model: StructuredModel, name: str, value: Any) -> bool:
     if model._is_list_field(name):
         return NullHelper.is_effectively_null_for_lists(value)
@@ -209,6 +217,15 @@ def _leaf(record: Mapping[str, Any], expected: StructuredModel, got: StructuredM
         element = _element(expected, path) if kind != INVENTED else _element(got, path)
         if isinstance(element, StructuredModel):
             comparator, threshold = type(element).__name__, float(type(element).match_threshold)
+        else:  # an item of a list of values: stickler pairs and scores the items by the list field's comparator
+            holder, name = _walk(expected, path)
+            if isinstance(holder, StructuredModel) and name in type(holder).model_fields:
+                comparator, threshold, weight = _comparator_info(type(holder), name)
+                if kind == WRONG:  # stickler records 0 for every pair it lists, one that matched included
+                    score = _item_score(
+                        type(holder), name, record.get("ground_truth_value"), record.get("prediction_value")
+                    )
+                    kind = PARTIAL if score is not None and score >= threshold else WRONG
     else:
         holder, name = _walk(expected, path)
         if isinstance(holder, StructuredModel) and name in type(holder).model_fields:

@@ -194,6 +194,31 @@ def test_a_name_one_letter_off_is_a_partial_leaf_that_costs_what_the_document_lo
     assert failures_of(diff.leaves) == {"vendor_name": {PARTIAL: 1}}
 
 
+class Tagged(BaseModel):
+    ref: str
+    tags: list[str]  # a list of values: stickler pairs its items by the field's comparator (Levenshtein, 0.7)
+
+
+def test_an_item_of_a_list_of_values_carries_the_lists_comparator_and_its_own_score():
+    """stickler lists every imperfect pair of a list of values with a similarity of 0, one it counted a
+    match included; the row says what the list's comparator gave, and a pair at or above the list's
+    threshold is `partial`, as stickler's counts have it."""
+    spec = stickler.eval_for(Tagged, match_threshold=0.7)
+    truth = Tagged(ref="R", tags=["red", "green", "blue"])
+    for got, kind, score in ((["blue", "gren", "red"], PARTIAL, 0.8), (["red", "grene", "blue"], WRONG, 0.6)):
+        output = Tagged(ref="R", tags=got)
+        diff = document_diff(spec, truth, output, "tags")
+        (leaf,) = diff.leaves
+        assert (leaf.path, leaf.kind, leaf.expected) == ("tags[1]", kind, "green")
+        assert (leaf.comparator, leaf.threshold, leaf.score) == ("LevenshteinComparator", 0.7, pytest.approx(score))
+        assert check_costs(diff)
+        raw = spec.evaluate(truth, output).raw
+        counts = {path: Counts(**values) for path, values in document_counts(raw).items()}
+        assert counts["tags"].tp == (3 if kind == PARTIAL else 2)
+        if kind == PARTIAL:  # the kinds from stickler's counts and from the full diff agree
+            assert failures_of(diff.leaves) == counted_failures(spec, counts, truth, output) == {"tags": {PARTIAL: 1}}
+
+
 def test_leaf_costs_add_up_to_what_every_walkthrough_document_lost():
     kinds = set()
     for label, spec, expected, got in walkthrough_pairs():

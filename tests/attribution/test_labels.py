@@ -71,7 +71,9 @@ def _outputs(run: int) -> dict[str, dict]:
     return outputs
 
 
-def write_project(folder: Path, labels: dict[str, dict], outputs: list[dict[str, dict]]) -> tuple[Path, list[Path]]:
+def write_project(
+    folder: Path, labels: dict[str, dict], outputs: list[dict[str, dict]], schema: str = SCHEMA
+) -> tuple[Path, list[Path]]:
     """The case file and each run scored by the score command; returns the case file and the runs."""
     folder.mkdir(parents=True, exist_ok=True)
     cases = folder / "cases.jsonl"
@@ -84,7 +86,7 @@ def write_project(folder: Path, labels: dict[str, dict], outputs: list[dict[str,
         predictions.write_text("".join(json.dumps({"name": n, "output": v}) + "\n" for n, v in answers.items()))
         run = folder / f"run{index}.json"
         printed = io.StringIO()
-        argv = ["--schema", SCHEMA, "--cases", str(cases), "--predictions", str(predictions), "--out", str(run)]
+        argv = ["--schema", schema, "--cases", str(cases), "--predictions", str(predictions), "--out", str(run)]
         assert score.main(argv, out=printed) == exits.OK, printed.getvalue()
         runs.append(run)
     return cases, runs
@@ -123,6 +125,44 @@ def test_without_the_schema_stored_comparators_are_rebuilt_and_say_what_they_lac
     amount = next(row for row in found if row["path"] == "total_amount")
     assert (amount["proposed"], amount["agree"], amount["of"]) == (120.0, 2, 3)  # 120.05 agrees only when equal
     assert "NumericComparator" in err and "--schema" in err
+
+
+TAGGED = """
+from stickler import ComparableField, StructuredModel
+from stickler.comparators import ExactComparator, LevenshteinComparator
+
+
+class Tagged(StructuredModel):
+    ref: str = ComparableField(comparator=ExactComparator(), threshold=1.0)
+    tags: list[str] = ComparableField(comparator=LevenshteinComparator(), threshold=0.7)
+"""
+
+
+def test_items_of_a_list_of_values_are_audited_paired_and_compared_by_the_lists_comparator(
+    tmp_path, monkeypatch, capsys
+):
+    """A wrong tag in the label is a suspect at the labelled item's index, whatever order the runs return
+    the tags in; a tag read within the list's Levenshtein threshold of the label reads as the label; a run
+    that left the item out, or invented one at the same index, reads nothing there."""
+    (tmp_path / "tagged_schema.py").write_text(TAGGED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    labels = {
+        "t1": {"ref": "1", "tags": ["red", "grene", "blue"]},  # seeded: every run reads "green"
+        "t2": {"ref": "2", "tags": ["amber", "violet"]},  # right: one run reads "ambr" (0.8, above 0.7)
+        "t3": {"ref": "3", "tags": ["cyan", "mauve"]},  # seeded: two runs read "magenta", one left it out
+    }
+    outputs = [
+        {"t1": ["green", "red", "blue"], "t2": ["violet", "amber"], "t3": ["magenta", "cyan"]},
+        {"t1": ["blue", "green", "red"], "t2": ["ambr", "violet"], "t3": ["cyan", "magenta"]},
+        {"t1": ["green", "teal", "red", "blue"], "t2": ["ambr", "violet"], "t3": ["cyan"]},  # invents a tags[1] in t1
+    ]
+    answers = [{name: {"ref": labels[name]["ref"], "tags": tags} for name, tags in run.items()} for run in outputs]
+    cases, runs = write_project(tmp_path / "project", labels, answers, schema="tagged_schema:Tagged")
+    for argv in ([], ["--schema", "tagged_schema:Tagged"]):
+        code, found, err = run_labels(["--cases", str(cases), *argv, *map(str, runs)], capsys)
+        assert code == exits.OK, err
+        rows = [(row["case"], row["path"], row["label"], row["proposed"], row["agree"], row["of"]) for row in found]
+        assert rows == [("t1", "tags[1]", "grene", "green", 3, 3), ("t3", "tags[1]", "mauve", "magenta", 2, 2)]
 
 
 def test_runs_that_disagree_with_each_other_give_no_suspect(tmp_path, capsys):
