@@ -5,7 +5,9 @@ and for the leaves of list items that paired. It does not list a leaf that match
 threshold with a score below 1 (a name one letter off, under `LevenshteinComparator@0.85`), yet
 that leaf lowers the document's score: here it is a `partial` leaf. Every row carries its `cost`,
 the part of `1 - score` it accounts for, found by walking the document as stickler scores it
-(`leaf_costs`), so a document's costs add up to what it lost (`check_costs`).
+(`leaf_costs`), so a document's costs add up to what it lost (`check_costs`). The items of a list
+of values (`tags: list[str]`) are the walk's own rows: stickler's `non_matches` pairs such a list
+by other rules than its score does (`_value_list_costs`).
 
 A list item whose similarity falls below its class's `match_threshold` is different: stickler
 counts it as one false discovery of the list and never descends into it, so nothing says which of
@@ -26,12 +28,13 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, TypeGuard, get_args, get_origin
+from typing import Any, TypeGuard, cast, get_args, get_origin
 
 from pydantic import BaseModel
 from stickler import StructuredModel, StructuredModelComparator
 from stickler.algorithms.hungarian import HungarianMatcher
 from stickler.structured_object_evaluator.models.null_helper import NullHelper
+from stickler.structured_object_evaluator.models.threshold_helper import ThresholdHelper
 
 # The kinds of miss, in the order tables show them.
 MISSING, INVENTED, WRONG, BELOW, UNREADABLE = "missing", "invented", "wrong value", "below threshold", "unreadable"
@@ -129,14 +132,6 @@ def _comparator_info(cls: type[StructuredModel], name: str) -> tuple[str, float,
     return type(info.comparator).__name__, float(info.threshold), float(info.weight)
 
 
-def _item_score(cls: type[StructuredModel], name: str, want: Any, have: Any) -> float | None:
-    """The raw similarity of two paired items of the list of values `name`, by the field's comparator."""
-    try:
-        return float(cls._get_comparison_info(name).comparator.compare(want, have))
-    except Exception:  # a value the comparator cannot read: stickler's own record stands
-        return None
-
-
 def _absent(model: StructuredModel, name: str, value: Any) -> bool:
     if model._is_list_field(name):
         return NullHelper.is_effectively_null_for_lists(value)
@@ -217,15 +212,6 @@ def _leaf(record: Mapping[str, Any], expected: StructuredModel, got: StructuredM
         element = _element(expected, path) if kind != INVENTED else _element(got, path)
         if isinstance(element, StructuredModel):
             comparator, threshold = type(element).__name__, float(type(element).match_threshold)
-        else:  # an item of a list of values: stickler pairs and scores the items by the list field's comparator
-            holder, name = _walk(expected, path)
-            if isinstance(holder, StructuredModel) and name in type(holder).model_fields:
-                comparator, threshold, weight = _comparator_info(type(holder), name)
-                if kind == WRONG:  # stickler records 0 for every pair it lists, one that matched included
-                    score = _item_score(
-                        type(holder), name, record.get("ground_truth_value"), record.get("prediction_value")
-                    )
-                    kind = PARTIAL if score is not None and score >= threshold else WRONG
     else:
         holder, name = _walk(expected, path)
         if isinstance(holder, StructuredModel) and name in type(holder).model_fields:
@@ -247,7 +233,11 @@ def diff_models(expected: StructuredModel, got: StructuredModel, name: str = "")
     raw = expected.compare_with(got, document_non_matches=True, add_derived_metrics=False)
     leaves: list[Leaf] = []
     items: list[ItemBelow] = []
+    values = model_shape(cast(Any, type(expected)))[0]  # stickler's classes are untyped: not Hashable to mypy
     for record in raw.get("non_matches") or []:
+        path = str(record.get("field_path"))
+        if path.endswith("]") and fold(path) in values:
+            continue  # an item of a list of values: the cost walk pairs it as stickler scores the list
         leaf = _leaf(record, expected, got)
         want, have = _element(expected, leaf.path), None
         if leaf.kind == WRONG and isinstance(want, StructuredModel) and isinstance(leaf.got, dict):
@@ -353,6 +343,9 @@ def _field_costs(
     applied, raw = float(result["threshold_applied_score"]), float(result["raw_similarity_score"])
     if applied >= 1:
         return
+    if item is None and _value_list(want, name, expected, got):
+        yield from _value_list_costs(want, name, expected or [], got or [], path, share)
+        return
     counts = result["overall"]
     if item is None and counts["tp"] and isinstance(expected, StructuredModel) and isinstance(got, StructuredModel):
         for leaf in item_leaves(expected, got, path):  # a nested model: its raw similarity, field by field
@@ -407,6 +400,72 @@ def _list_costs(expected: list, got: list, path: str, share: float) -> Iterator[
                     threshold=threshold,
                     cost=step,
                 )
+
+
+def _value_list(want: StructuredModel, name: str, expected: Any, got: Any) -> bool:
+    """Whether field `name` holds a list of values (`tags: list[str]`), not of models."""
+    if not want._is_list_field(name):
+        return False
+    return not any(isinstance(value, BaseModel) for value in [*(expected or []), *(got or [])])
+
+
+def _value_list_costs(
+    want: StructuredModel, name: str, expected: list, got: list, path: str, share: float
+) -> Iterator[Leaf]:
+    """A list of values item by item, paired as stickler pairs it when it scores the list.
+
+    stickler's `non_matches` pairs such a list by other rules than its score does (its own default
+    comparator, values normalized) and records every pair it lists with a similarity of 0, a pair
+    its counts call a match included; so the pairs here are the scoring's own: a Hungarian matching
+    over the field's comparator that keeps every pair. The list scores the sum of its pairs'
+    similarities (a pair below the threshold counted 0 when the field clips) over the longer
+    list's length, so each row costs its share of that: a pair at or above the threshold is
+    `partial`, one below it `wrong value`, an unpaired item one item's share.
+    """
+    info = type(want)._get_comparison_info(name)
+    comparator, threshold, weight = _comparator_info(type(want), name)
+    step = share / max(len(expected), len(got))
+    pairs = value_pairs(info.comparator, expected, got)
+    for index, partner, similarity in pairs:
+        if similarity >= 1:
+            continue
+        matched = ThresholdHelper.is_above_threshold(similarity, threshold)
+        counted = similarity if matched or not info.clip_under_threshold else 0.0
+        kind = PARTIAL if matched else WRONG
+        yield Leaf(
+            f"{path}[{index}]",
+            kind,
+            expected[index],
+            got[partner],
+            comparator,
+            threshold,
+            weight,
+            float(similarity),
+            cost=step * (1 - counted),
+        )
+    for side, values, kind in ((0, expected, MISSING), (1, got, INVENTED)):
+        paired = {pair[side] for pair in pairs}
+        for index, value in enumerate(values):
+            if index not in paired:
+                yield Leaf(
+                    f"{path}[{index}]",
+                    kind,
+                    expected=value if kind == MISSING else None,
+                    got=value if kind == INVENTED else None,
+                    comparator=comparator,
+                    threshold=threshold,
+                    weight=weight,
+                    cost=step,
+                )
+
+
+def value_pairs(comparator: Any, expected: list, got: list) -> list[tuple[int, int, float]]:
+    """`(expected index, got index, similarity)` of each pair stickler makes of two lists of values as it
+    scores them (`ComparisonHelper.compare_unordered_lists`): every pair kept, values as given."""
+    if not expected or not got:
+        return []
+    matcher = HungarianMatcher(comparator, match_threshold=0.0, normalize_values=False)
+    return matcher.calculate_metrics(expected, got)["matched_pairs"]
 
 
 def matched_pairs(expected: list, got: list) -> list[tuple[int, int, float]]:
