@@ -385,21 +385,7 @@ def _list_costs(expected: list, got: list, path: str, share: float) -> Iterator[
         if lost > step * (1 - _COUNTED):  # the pair scored under 0.01: stickler counts it as 0
             leaves = [replace(leaf, cost=(leaf.cost or 0.0) * step / lost) for leaf in leaves]
         yield from leaves
-    cls = type(expected[0])
-    for side, values, kind in ((0, expected, MISSING), (1, got, INVENTED)):
-        paired = {pair[side] for pair in pairs}
-        for index, value in enumerate(values):
-            if index not in paired:
-                plain = _plain(value)
-                yield Leaf(
-                    f"{path}[{index}]",
-                    kind,
-                    expected=plain if kind == MISSING else None,
-                    got=plain if kind == INVENTED else None,
-                    comparator=cls.__name__,
-                    threshold=threshold,
-                    cost=step,
-                )
+    yield from _unpaired(expected, got, pairs, path, step, type(expected[0]).__name__, threshold)
 
 
 def _value_list(want: StructuredModel, name: str, expected: Any, got: Any) -> bool:
@@ -443,15 +429,30 @@ def _value_list_costs(
             float(similarity),
             cost=step * (1 - counted),
         )
+    yield from _unpaired(expected, got, pairs, path, step, comparator, threshold, weight)
+
+
+def _unpaired(
+    expected: list,
+    got: list,
+    pairs: list[tuple[int, int, float]],
+    path: str,
+    step: float,
+    comparator: str,
+    threshold: float,
+    weight: float | None = None,
+) -> Iterator[Leaf]:
+    """Each item no pair took: a labelled one `missing`, a returned one `invented`, each one item's `step`."""
     for side, values, kind in ((0, expected, MISSING), (1, got, INVENTED)):
         paired = {pair[side] for pair in pairs}
         for index, value in enumerate(values):
             if index not in paired:
+                plain = _plain(value)
                 yield Leaf(
                     f"{path}[{index}]",
                     kind,
-                    expected=value if kind == MISSING else None,
-                    got=value if kind == INVENTED else None,
+                    expected=plain if kind == MISSING else None,
+                    got=plain if kind == INVENTED else None,
                     comparator=comparator,
                     threshold=threshold,
                     weight=weight,
